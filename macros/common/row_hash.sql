@@ -1,0 +1,53 @@
+{#- sha256 hex of a row's attribute columns, NULL-safe and collision-free.
+
+    Each non-NULL column contributes the token <len(name)>:<name><len(value)>:<value>;
+    a NULL contributes nothing. Tokens are sorted by column name, so:
+    - NULL -> value and value -> NULL change the hash, NULL -> NULL does not;
+    - '' differs from NULL (an empty value still has its name in the token);
+    - ('a|b', 'c') differs from ('a', 'b|c'): lengths delimit every part;
+    - adding a column that holds NULL, or reordering columns, changes nothing,
+      so a schema change alone creates no new versions.
+    `columns`: dbt Column objects (their type picks the text form) or names. -#}
+{% macro row_hash(columns, relation_alias=none) %}
+  {{- return(adapter.dispatch('row_hash', 'historize')(columns, relation_alias)) -}}
+{% endmacro %}
+
+{% macro default__row_hash(columns, relation_alias) %}
+  {%- set tokens = [] -%}
+  {%- for column in columns | sort(attribute='name' if columns and columns[0] is not string else none) -%}
+    {%- set name = (column if column is string else column.name) | lower -%}
+    {%- set dtype = none if column is string else column.dtype -%}
+    {%- set value = historize._value_as_text(historize._qualified(name, relation_alias), dtype) -%}
+    {%- do tokens.append("concat('" ~ (name | length) ~ ":" ~ name ~ "', cast(length(" ~ value ~ ") as string), ':', " ~ value ~ ")") -%}
+  {%- endfor -%}
+  {{- return("sha2(concat_ws(''" ~ (", " if tokens else "") ~ tokens | join(", ") ~ "), 256)") -}}
+{% endmacro %}
+
+
+{#- sha256 hex of an ordered list of SQL expressions (none of them NULL), for
+    deterministic surrogate keys. -#}
+{% macro hash_key(expressions) %}
+  {{- return(adapter.dispatch('hash_key', 'historize')(expressions)) -}}
+{% endmacro %}
+
+{% macro default__hash_key(expressions) %}
+  {%- set tokens = [] -%}
+  {%- for expression in expressions -%}
+    {%- set value = "cast(" ~ expression ~ " as string)" -%}
+    {%- do tokens.append("cast(length(" ~ value ~ ") as string), ':', coalesce(" ~ value ~ ", '')") -%}
+  {%- endfor -%}
+  {{- return("sha2(concat(" ~ tokens | join(", ") ~ "), 256)") -}}
+{% endmacro %}
+
+
+{#- A column's value as text that round-trips: complex types as JSON, binary as hex. -#}
+{% macro _value_as_text(expression, dtype=none) %}
+  {%- set kind = (dtype or '') | lower -%}
+  {%- if kind.startswith('array') or kind.startswith('map') or kind.startswith('struct') -%}
+    {{- return("to_json(" ~ expression ~ ")") -}}
+  {%- elif kind == 'binary' -%}
+    {{- return("hex(" ~ expression ~ ")") -}}
+  {%- else -%}
+    {{- return("cast(" ~ expression ~ " as string)") -}}
+  {%- endif -%}
+{% endmacro %}

@@ -1,0 +1,90 @@
+{#- Checks shared by the materializations. Each raises before anything is
+    written, with a message naming the problem and some offending values. -#}
+
+{% macro _assert_columns_present(required, available, what, model_name) %}
+  {%- set missing = [] -%}
+  {%- for name in required if name | lower not in available | map('lower') | list -%}
+    {%- do missing.append(name) -%}
+  {%- endfor -%}
+  {%- if missing -%}
+    {{ exceptions.raise_compiler_error(
+        "historize: model " ~ model_name ~ ": the select has no column " ~ missing | join(', ')
+        ~ " (" ~ what ~ "); its columns are: " ~ available | join(', ')) }}
+  {%- endif -%}
+{% endmacro %}
+
+
+{#- Fails when the key columns hold a NULL or a duplicate in `relation`. -#}
+{% macro _assert_unique_key(relation, unique_key, model_name, sample=5) %}
+  {%- set key_list = historize._column_list(unique_key) -%}
+  {%- set any_null = historize._column_list(unique_key, suffix=' is null', separator=' or ') -%}
+  {%- set query -%}
+    with keyed as (
+        select {{ key_list }}, count(*) as occurrences, max(case when {{ any_null }} then 1 else 0 end) as has_null
+        from {{ relation }}
+        group by {{ key_list }}
+    ),
+
+    offending as (
+        select * from keyed where occurrences > 1 or has_null = 1
+    )
+
+    select
+        {{ key_list }}, occurrences, has_null,
+        count(*) over () as offending_keys,
+        sum(case when has_null = 1 then occurrences else 0 end) over () as null_rows
+    from offending
+    order by has_null desc, occurrences desc, {{ key_list }}
+    limit {{ sample }}
+  {%- endset -%}
+  {%- set result = run_query(query) -%}
+  {%- if result.rows | length > 0 -%}
+    {%- set width = unique_key | length -%}
+    {%- set first = result.rows[0] -%}
+    {%- if first[width + 1] == 1 -%}
+      {{ exceptions.raise_compiler_error(
+          "historize: model " ~ model_name ~ ": unique_key (" ~ unique_key | join(', ') ~ ") is NULL in "
+          ~ first[width + 4] ~ " row(s) of the select; nothing was written") }}
+    {%- endif -%}
+    {%- set examples = [] -%}
+    {%- for row in result.rows -%}
+      {%- do examples.append("(" ~ row[:width] | join(', ') ~ ") x" ~ row[width]) -%}
+    {%- endfor -%}
+    {{ exceptions.raise_compiler_error(
+        "historize: model " ~ model_name ~ ": unique_key (" ~ unique_key | join(', ') ~ ") is duplicated for "
+        ~ first[width + 3] ~ " key(s) in the select, e.g. " ~ examples | join('; ') ~ "; nothing was written") }}
+  {%- endif -%}
+{% endmacro %}
+
+
+{#- An existing target must be a Delta table, never a view or another format. -#}
+{% macro _assert_delta_table(relation, model_name) %}
+  {%- if relation is not none and (relation.is_view or not relation.is_delta) -%}
+    {{ exceptions.raise_compiler_error(
+        "historize: model " ~ model_name ~ ": " ~ relation ~ " exists and is not a Delta table ("
+        ~ ('a view' if relation.is_view else 'another format') ~ "); history is only kept in Delta tables. "
+        ~ "Nothing was written; rename or drop it yourself if it is not history.") }}
+  {%- endif -%}
+{% endmacro %}
+
+
+
+
+{#- A load may not go back in time: load_timestamp must be at least the newest
+    instant already in `columns` of `relation` (equal is a rerun). -#}
+{% macro _assert_load_timestamp_not_older(relation, columns, model_name) %}
+  {%- set maxima = [] -%}
+  {%- for name in columns -%}{%- do maxima.append('max(' ~ adapter.quote(name) ~ ')') -%}{%- endfor -%}
+  {%- set query -%}
+    select cast(greatest({{ maxima | join(', ') }}) as string) as newest,
+           greatest({{ maxima | join(', ') }}) > {{ historize.load_timestamp_sql() }} as is_newer
+    from {{ relation }}
+  {%- endset -%}
+  {%- set row = run_query(query).rows[0] -%}
+  {%- if row['is_newer'] -%}
+    {{ exceptions.raise_compiler_error(
+        "historize: model " ~ model_name ~ ": load_timestamp " ~ historize.load_timestamp()
+        ~ " is older than " ~ row['newest'] ~ ", the newest time already in " ~ relation
+        ~ "; loads must come in time order. Nothing was written") }}
+  {%- endif -%}
+{% endmacro %}

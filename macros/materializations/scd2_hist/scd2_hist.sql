@@ -1,0 +1,78 @@
+{#- SCD Type 2 history (`_hist`) table kept from a current snapshot.
+    See README.md, section scd2_hist. -#}
+{% materialization scd2_hist, adapter='spark' %}
+  {%- set cfg = historize._scd2_hist_config() -%}
+
+  {%- set target_relation = this.incorporate(type='table') -%}
+  {%- set existing_relation = load_cached_relation(this) -%}
+  {%- set source_view = make_temp_relation(this, '__historize_source').incorporate(type='view') -%}
+  {%- set changes_view = make_temp_relation(this, '__historize_changes').incorporate(type='view') -%}
+  {{ historize._assert_delta_table(existing_relation, cfg.model_name) }}
+
+  {{ run_hooks(pre_hooks) }}
+
+  {%- if should_full_refresh() -%}
+    {{ log("historize: " ~ cfg.model_name ~ ": --full-refresh never rebuilds a history table; loading incrementally", info=true) }}
+  {%- endif -%}
+
+  {#- The select as a view; its columns decide the attributes. -#}
+  {%- call statement('stage_select') -%}
+    create or replace temporary view {{ source_view }} as
+    {{ sql }}
+  {%- endcall -%}
+  {%- set select_columns = adapter.get_columns_in_relation(source_view) -%}
+  {%- set select_names = select_columns | map(attribute='name') | map('lower') | list -%}
+  {{ historize._scd2_hist_assert_select(cfg, select_names) }}
+  {%- set has_row_hash = cfg.row_hash in select_names -%}
+  {%- set business_columns = historize._names_except(select_columns, [cfg.row_hash]) -%}
+  {%- set attribute_columns = historize._columns_named(select_columns,
+        historize._names_except(select_columns, cfg.unique_key + [cfg.row_hash])) -%}
+
+  {%- call statement('stage_source') -%}
+    create or replace temporary view {{ source_view }} as
+    {{ historize._scd2_hist_source_sql(cfg, sql, attribute_columns, has_row_hash) }}
+  {%- endcall -%}
+  {%- if cfg.cache_source -%}
+    {%- call statement('cache_source') -%}cache table {{ source_view }}{%- endcall -%}
+  {%- endif -%}
+  {{ historize._assert_unique_key(source_view, cfg.unique_key, cfg.model_name) }}
+
+  {%- if existing_relation is none -%}
+    {%- call statement('main') -%}
+      {{ historize._scd2_hist_create_sql(cfg, target_relation, source_view, business_columns) }}
+    {%- endcall -%}
+  {%- else -%}
+    {{ historize._scd2_hist_assert_table_matches(cfg, target_relation, business_columns) }}
+    {{ historize._assert_load_timestamp_not_older(target_relation, [cfg.started_at, cfg.ended_at], cfg.model_name) }}
+    {%- call statement('stage_changes') -%}
+      create or replace temporary view {{ changes_view }} as
+      {{ historize._scd2_hist_changes_sql(cfg, target_relation, source_view, business_columns) }}
+    {%- endcall -%}
+    {%- set plan = historize._scd2_hist_plan(cfg, changes_view) -%}
+    {%- if plan.close_changed + plan.close_deleted + plan.insert_changed + plan.insert_new == 0 -%}
+      {%- call noop_statement('main', 'OK 0 (no change)', 'OK', 0) -%}{%- endcall -%}
+    {%- elif cfg.strategy == 'merge' -%}
+      {%- call statement('main') -%}
+        {{ historize._scd2_hist_merge_sql(cfg, target_relation, changes_view, business_columns) }}
+      {%- endcall -%}
+    {%- else -%}
+      {%- for step in ['close_changed', 'close_deleted', 'insert_changed', 'insert_new'] if plan[step] > 0 -%}
+        {%- call statement('main' if loop.last else step) -%}
+          {{ historize._scd2_hist_step_sql(step, cfg, target_relation, changes_view, business_columns) }}
+        {%- endcall -%}
+      {%- endfor -%}
+    {%- endif -%}
+    {{ log("historize: " ~ cfg.model_name ~ ": " ~ plan.close_changed ~ " changed, " ~ plan.close_deleted
+        ~ " deleted, " ~ plan.insert_new ~ " new (" ~ cfg.strategy ~ ")", info=true) }}
+  {%- endif -%}
+
+  {%- if cfg.cache_source -%}
+    {%- call statement('uncache_source') -%}uncache table if exists {{ source_view }}{%- endcall -%}
+  {%- endif -%}
+
+  {{ run_hooks(post_hooks) }}
+
+  {%- do persist_docs(target_relation, model) -%}
+
+  {{ return({'relations': [target_relation]}) }}
+{% endmaterialization %}

@@ -1,0 +1,67 @@
+"""Drive dbt in this Python process, so every invocation shares one SparkSession.
+
+A `dbt` command on the embedded Spark spends most of its time starting a JVM;
+dbt-spark's `session` method reuses the process's SparkSession, so the demo,
+the tests and the benchmark call dbt through `dbtRunner` instead.
+"""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from dbt.cli.main import dbtRunner, dbtRunnerResult
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+class DbtError(RuntimeError):
+    """A dbt invocation that did not succeed; carries dbt's messages."""
+
+
+def environment(spark_dir: Path | None = None) -> None:
+    """Set what profiles/profiles.yml reads, before the first invocation."""
+    os.environ.setdefault("HISTORIZE_HOME", str(ROOT))
+    os.environ.setdefault("DBT_PROFILES_DIR", str(ROOT / "profiles"))
+    os.environ.setdefault("DBT_SEND_ANONYMOUS_USAGE_STATS", "false")
+    if spark_dir is not None:
+        os.environ["HISTORIZE_SPARK_DIR"] = str(spark_dir)
+
+
+def run(
+    args: Sequence[str],
+    project_dir: Path = ROOT,
+    variables: Mapping[str, Any] | None = None,
+    expect_success: bool = True,
+) -> dbtRunnerResult:
+    """Run one dbt command; raise DbtError with dbt's messages when it fails unexpectedly."""
+    command = [*args, "--project-dir", str(project_dir), "--profiles-dir", os.environ["DBT_PROFILES_DIR"]]
+    if variables:
+        command += ["--vars", json.dumps(dict(variables))]
+    result = dbtRunner().invoke(command)
+    if expect_success and not result.success:
+        raise DbtError(f"dbt {' '.join(args)} failed: {failure_messages(result)}")
+    return result
+
+
+def failure_messages(result: dbtRunnerResult) -> str:
+    """The error text of a dbt result: the exception, or each failed node's message."""
+    if result.exception is not None:
+        return str(result.exception)
+    messages = []
+    for node_result in getattr(result.result, "results", None) or []:
+        if str(node_result.status) in {"error", "fail"}:
+            node = getattr(node_result, "node", None)
+            messages.append(f"{node.name}: {node_result.message}" if node else str(node_result.message))
+    return "\n".join(messages)
+
+
+def spark():
+    """The SparkSession dbt created (call after a first dbt command that ran SQL)."""
+    from pyspark.sql import SparkSession
+
+    session = SparkSession.getActiveSession()
+    if session is None:
+        raise RuntimeError("no SparkSession yet: run a dbt command that executes SQL first")
+    return session

@@ -1,0 +1,36 @@
+"""The demo: builds the demo project's loads in order on the embedded Spark and
+prints the history tables that result."""
+from __future__ import annotations
+
+import sys
+
+import dbt_inprocess as dbt
+
+DEMO_SCHEMA_SUFFIXES = ("demo", "demo_seeds")
+LOADS = (
+    {"demo_load": 1, "load_timestamp": "2026-01-01 06:00:00", "load_run_id": "demo-load-1"},
+    {"demo_load": 2, "load_timestamp": "2026-02-01 06:00:00", "load_run_id": "demo-load-2"},
+    {"demo_load": 3, "load_timestamp": "2026-03-01 06:00:00", "load_run_id": "demo-load-3"},
+)
+SHOWN = {
+    "historize_demo.rc_aw_product_hist": "product_id, color, list_price, discontinued_on, "
+    "version_started_at, version_ended_at, version_state, load_run_id",
+}
+
+
+def main() -> int:
+    dbt.environment()
+    dbt.run(["debug", "--quiet"])
+    dbt.run(["run-operation", "drop_demo_schemas", "--args", str({"suffixes": list(DEMO_SCHEMA_SUFFIXES)})])
+    for load in LOADS:
+        print(f"\n== load {load['demo_load']} at {load['load_timestamp']} ({load['load_run_id']})", flush=True)
+        dbt.run(["build", "--select", "demo"], variables=load)
+    session = dbt.spark()
+    for table, columns in SHOWN.items():
+        print(f"\n== {table}")
+        session.sql(f"select {columns} from {table} order by product_id, version_started_at").show(50, truncate=False)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
