@@ -27,6 +27,9 @@ def environment(spark_dir: Path | None = None) -> None:
     os.environ.setdefault("DBT_SEND_ANONYMOUS_USAGE_STATS", "false")
     if spark_dir is not None:
         os.environ["HISTORIZE_SPARK_DIR"] = str(spark_dir)
+        # a throwaway warehouse: the in-memory catalog, and two models at a time
+        os.environ.setdefault("HISTORIZE_CATALOG", "in-memory")
+        os.environ.setdefault("HISTORIZE_THREADS", "2")
 
 
 def run(

@@ -45,3 +45,12 @@
   {%- endfor -%}
   {{- return(result) -}}
 {% endmacro %}
+
+
+{#- Drops a session view and its cached data, left over or done with. (DROP
+    VIEW uncaches without resolving the view, which may name a dropped table.) -#}
+{% macro _uncache_view(relation) %}
+  {%- call statement('drop_' ~ relation.identifier) -%}
+    drop view if exists {{ relation }}
+  {%- endcall -%}
+{% endmacro %}

@@ -7,7 +7,7 @@
     {{ return(run_started_at.strftime('%Y-%m-%d %H:%M:%S.%f')) }}
   {%- endif -%}
   {%- set text = given | string | trim -%}
-  {%- if not modules.re.match('^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(\.\d{1,6})?$', text) -%}
+  {%- if not modules.re.match('^[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}([.][0-9]{1,6})?$', text) -%}
     {{ exceptions.raise_compiler_error(
         "historize: var 'load_timestamp' is '" ~ text ~ "'; expected 'YYYY-MM-DD HH:MM:SS[.ffffff]' (UTC)") }}
   {%- endif -%}

@@ -44,7 +44,7 @@
     {%- if first[width + 1] == 1 -%}
       {{ exceptions.raise_compiler_error(
           "historize: model " ~ model_name ~ ": unique_key (" ~ unique_key | join(', ') ~ ") is NULL in "
-          ~ first[width + 4] ~ " row(s) of the select; nothing was written") }}
+          ~ first[width + 3] ~ " row(s) of the select; nothing was written") }}
     {%- endif -%}
     {%- set examples = [] -%}
     {%- for row in result.rows -%}
@@ -52,7 +52,7 @@
     {%- endfor -%}
     {{ exceptions.raise_compiler_error(
         "historize: model " ~ model_name ~ ": unique_key (" ~ unique_key | join(', ') ~ ") is duplicated for "
-        ~ first[width + 3] ~ " key(s) in the select, e.g. " ~ examples | join('; ') ~ "; nothing was written") }}
+        ~ first[width + 2] ~ " key(s) in the select, e.g. " ~ examples | join('; ') ~ "; nothing was written") }}
   {%- endif -%}
 {% endmacro %}
 
@@ -71,20 +71,10 @@
 
 
 {#- A load may not go back in time: load_timestamp must be at least the newest
-    instant already in `columns` of `relation` (equal is a rerun). -#}
-{% macro _assert_load_timestamp_not_older(relation, columns, model_name) %}
-  {%- set maxima = [] -%}
-  {%- for name in columns -%}{%- do maxima.append('max(' ~ adapter.quote(name) ~ ')') -%}{%- endfor -%}
-  {%- set query -%}
-    select cast(greatest({{ maxima | join(', ') }}) as string) as newest,
-           greatest({{ maxima | join(', ') }}) > {{ historize.load_timestamp_sql() }} as is_newer
-    from {{ relation }}
-  {%- endset -%}
-  {%- set row = run_query(query).rows[0] -%}
-  {%- if row['is_newer'] -%}
-    {{ exceptions.raise_compiler_error(
-        "historize: model " ~ model_name ~ ": load_timestamp " ~ historize.load_timestamp()
-        ~ " is older than " ~ row['newest'] ~ ", the newest time already in " ~ relation
-        ~ "; loads must come in time order. Nothing was written") }}
-  {%- endif -%}
+    instant already in the table (equal is a rerun). -#}
+{% macro _raise_load_timestamp_older(model_name, newest_instant, relation) %}
+  {{ exceptions.raise_compiler_error(
+      "historize: model " ~ model_name ~ ": load_timestamp " ~ historize.load_timestamp()
+      ~ " is older than " ~ newest_instant ~ ", the newest time already in " ~ relation
+      ~ "; loads must come in time order. Nothing was written") }}
 {% endmacro %}

@@ -30,8 +30,11 @@
 {% endmacro %}
 
 
-{% macro _scd2_hist_plan(cfg, changes) %}
-  {%- set row = run_query(historize._scd2_hist_plan_sql(cfg, changes)).rows[0] -%}
+{% macro _scd2_hist_plan(cfg, target, changes) %}
+  {%- set row = run_query(historize._scd2_hist_plan_sql(cfg, target, changes)).rows[0] -%}
+  {%- if row['load_is_older'] -%}
+    {{ historize._raise_load_timestamp_older(cfg.model_name, row['newest_instant'], target) }}
+  {%- endif -%}
   {%- if row['conflicts'] > 0 -%}
     {{ exceptions.raise_compiler_error(
         "historize: model " ~ cfg.model_name ~ ": load_timestamp " ~ historize.load_timestamp()

@@ -111,22 +111,39 @@
 {% endmacro %}
 
 
-{#- Counts of the change set by what each step will do, and the keys whose
-    open version began at this very load_timestamp but no longer matches the
-    select (a rerun of a load over different data). -#}
-{% macro _scd2_hist_plan_sql(cfg, changes) %}
+{#- `changes` below is the change set without its unchanged keys, cached once
+    per run (a write to the table invalidates the cache, so a later step
+    re-reads the table as the earlier steps left it).
+
+    One row: counts of the change set by what each step will do; the keys
+    whose open version began at this very load_timestamp but no longer match
+    the select (a rerun of a load over different data); and the newest instant
+    already in the table (a load may not go back in time). -#}
+{% macro _scd2_hist_plan_sql(cfg, target, changes) %}
+  {%- set at = historize.load_timestamp_sql() -%}
+    with counted as (
+        select
+            coalesce(sum(case when _historize_action = 'changed' and _historize_has_open then 1 else 0 end), 0) as close_changed,
+            coalesce(sum(case when _historize_action = 'deleted' then 1 else 0 end), 0) as close_deleted,
+            coalesce(sum(case when _historize_action = 'changed' then 1 else 0 end), 0) as insert_changed,
+            coalesce(sum(case when _historize_action = 'new' then 1 else 0 end), 0) as insert_new,
+            coalesce(sum(case when _historize_action in ('changed', 'deleted') and _historize_open_started_at = {{ at }} then 1 else 0 end), 0) as conflicts,
+            concat_ws('; ', slice(collect_list(case when _historize_action in ('changed', 'deleted') and _historize_open_started_at = {{ at }}
+                then concat('(', concat_ws(', ', {% for name in cfg.unique_key %}cast({{ adapter.quote('_historize_key_' ~ loop.index0) }} as string){{ ', ' if not loop.last }}{% endfor %}), ') ', _historize_action) end), 1, 5)) as conflict_examples
+        from {{ changes }}
+    ),
+
+    newest as (
+        select greatest(max({{ adapter.quote(cfg.started_at) }}), max({{ adapter.quote(cfg.ended_at) }})) as newest_instant
+        from {{ target }}
+    )
+
     select
-        coalesce(sum(case when _historize_action = 'changed' and _historize_has_open then 1 else 0 end), 0) as close_changed,
-        coalesce(sum(case when _historize_action = 'deleted' then 1 else 0 end), 0) as close_deleted,
-        coalesce(sum(case when _historize_action = 'changed' then 1 else 0 end), 0) as insert_changed,
-        coalesce(sum(case when _historize_action = 'new' then 1 else 0 end), 0) as insert_new,
-        coalesce(sum(case when _historize_action in ('changed', 'deleted')
-            and _historize_open_started_at = {{ historize.load_timestamp_sql() }} then 1 else 0 end), 0) as conflicts,
-        concat_ws('; ', slice(collect_list(case when _historize_action in ('changed', 'deleted')
-            and _historize_open_started_at = {{ historize.load_timestamp_sql() }}
-            then concat('(', concat_ws(', ', {% for name in cfg.unique_key %}cast({{ adapter.quote('_historize_key_' ~ loop.index0) }} as string){{ ', ' if not loop.last }}{% endfor %}), ') ', _historize_action) end), 1, 5)) as conflict_examples
-    from {{ changes }}
-    where _historize_action <> 'unchanged'
+        counted.*,
+        cast(newest.newest_instant as string) as newest_instant,
+        coalesce(newest.newest_instant > {{ at }}, false) as load_is_older
+    from counted
+    cross join newest
 {% endmacro %}
 
 
@@ -150,7 +167,6 @@
                 else array('insert')
             end
         ) roles as role
-        where _historize_action <> 'unchanged'
     ) as chg
     on {% for name in keys -%}
         {{ historize._qualified(name, 'hist') }} = {{ historize._qualified('_historize_merge_key_' ~ loop.index0, 'chg') }} and {% endfor -%}
@@ -203,6 +219,6 @@
     select
         {{ historize._scd2_hist_new_version_values(cfg, business_columns, 'chg', "'" ~ state ~ "'") | join(',\n        ') }}
     from {{ changes }} as chg
-    where chg._historize_action = '{{ state }}' and not chg._historize_has_open
+    where chg._historize_action = '{{ state }}'
   {%- endif -%}
 {% endmacro %}

@@ -7,6 +7,7 @@
   {%- set existing_relation = load_cached_relation(this) -%}
   {%- set source_view = make_temp_relation(this, '__historize_source').incorporate(type='view') -%}
   {%- set changes_view = make_temp_relation(this, '__historize_changes').incorporate(type='view') -%}
+  {%- set pending_view = make_temp_relation(this, '__historize_pending').incorporate(type='view') -%}
   {{ historize._assert_delta_table(existing_relation, cfg.model_name) }}
 
   {{ run_hooks(pre_hooks) }}
@@ -15,6 +16,7 @@
     {{ log("historize: " ~ cfg.model_name ~ ": --full-refresh never rebuilds a history table; loading incrementally", info=true) }}
   {%- endif -%}
 
+  {{ historize._uncache_view(source_view) }}
   {#- The select as a view; its columns decide the attributes. -#}
   {%- call statement('stage_select') -%}
     create or replace temporary view {{ source_view }} as
@@ -43,32 +45,34 @@
     {%- endcall -%}
   {%- else -%}
     {{ historize._scd2_hist_assert_table_matches(cfg, target_relation, business_columns) }}
-    {{ historize._assert_load_timestamp_not_older(target_relation, [cfg.started_at, cfg.ended_at], cfg.model_name) }}
     {%- call statement('stage_changes') -%}
       create or replace temporary view {{ changes_view }} as
       {{ historize._scd2_hist_changes_sql(cfg, target_relation, source_view, business_columns) }}
     {%- endcall -%}
-    {%- set plan = historize._scd2_hist_plan(cfg, changes_view) -%}
+    {{ historize._uncache_view(pending_view) }}
+    {%- call statement('cache_changes') -%}
+      cache table {{ pending_view }} as select * from {{ changes_view }} where _historize_action <> 'unchanged'
+    {%- endcall -%}
+    {%- set plan = historize._scd2_hist_plan(cfg, target_relation, pending_view) -%}
     {%- if plan.close_changed + plan.close_deleted + plan.insert_changed + plan.insert_new == 0 -%}
       {%- call noop_statement('main', 'OK 0 (no change)', 'OK', 0) -%}{%- endcall -%}
     {%- elif cfg.strategy == 'merge' -%}
       {%- call statement('main') -%}
-        {{ historize._scd2_hist_merge_sql(cfg, target_relation, changes_view, business_columns) }}
+        {{ historize._scd2_hist_merge_sql(cfg, target_relation, pending_view, business_columns) }}
       {%- endcall -%}
     {%- else -%}
       {%- for step in ['close_changed', 'close_deleted', 'insert_changed', 'insert_new'] if plan[step] > 0 -%}
         {%- call statement('main' if loop.last else step) -%}
-          {{ historize._scd2_hist_step_sql(step, cfg, target_relation, changes_view, business_columns) }}
+          {{ historize._scd2_hist_step_sql(step, cfg, target_relation, pending_view, business_columns) }}
         {%- endcall -%}
       {%- endfor -%}
     {%- endif -%}
+    {{ historize._uncache_view(pending_view) }}
     {{ log("historize: " ~ cfg.model_name ~ ": " ~ plan.close_changed ~ " changed, " ~ plan.close_deleted
         ~ " deleted, " ~ plan.insert_new ~ " new (" ~ cfg.strategy ~ ")", info=true) }}
   {%- endif -%}
 
-  {%- if cfg.cache_source -%}
-    {%- call statement('uncache_source') -%}uncache table if exists {{ source_view }}{%- endcall -%}
-  {%- endif -%}
+  {{ historize._uncache_view(source_view) }}
 
   {{ run_hooks(post_hooks) }}
 

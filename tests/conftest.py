@@ -1,0 +1,120 @@
+"""Shared pytest fixtures: dbt runs in this process against one embedded
+SparkSession (started by the first dbt command), each test in a project of its
+own that installs historize as a local package, in a schema of its own."""
+from __future__ import annotations
+
+import itertools
+import os
+import re
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any, Iterator, Mapping, Sequence
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "scripts"))
+
+import dbt_inprocess as dbt  # noqa: E402
+
+_counter = itertools.count()
+
+PROJECT_YML = """\
+name: test_project
+version: "1.0"
+config-version: 2
+profile: historize
+model-paths: ["models"]
+macro-paths: ["macros"]
+seed-paths: ["seeds"]
+test-paths: ["tests"]
+target-path: "target"
+dispatch:
+  - macro_namespace: dbt
+    search_order: ["test_project", "historize", "dbt"]
+models:
+  +file_format: delta
+  historize:
+    +enabled: false
+seeds:
+  historize:
+    +enabled: false
+"""
+
+
+class Project:
+    """A throwaway dbt project using historize as a package, in its own schema."""
+
+    def __init__(self, path: Path, schema: str) -> None:
+        self.path = path
+        self.schema = schema
+
+    def write(self, relative: str, text: str) -> Path:
+        target = self.path / relative
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(textwrap.dedent(text).lstrip())
+        return target
+
+    def model(self, name: str, sql: str) -> Path:
+        return self.write(f"models/{name}.sql", sql)
+
+    def run(self, *args: str, variables: Mapping[str, Any] | None = None, expect_success: bool = True):
+        os.environ["HISTORIZE_SCHEMA"] = self.schema
+        return dbt.run(list(args), project_dir=self.path, variables=variables, expect_success=expect_success)
+
+    def fail(self, *args: str, variables: Mapping[str, Any] | None = None) -> str:
+        """Run a dbt command that must fail; return its error text."""
+        result = self.run(*args, variables=variables, expect_success=False)
+        assert not result.success, f"dbt {' '.join(args)} succeeded; it should have failed"
+        return dbt.failure_messages(result)
+
+    def sql(self, query: str) -> list[tuple]:
+        return [tuple(row) for row in dbt.spark().sql(query).collect()]
+
+    def table(self, name: str, columns: str = "*", order_by: str | None = None) -> list[tuple]:
+        order = f" order by {order_by}" if order_by else ""
+        return self.sql(f"select {columns} from {self.schema}.{name}{order}")
+
+    def create_table(self, name: str, schema_ddl: str, rows: Sequence[Sequence[Any]]) -> None:
+        """(Re)create `name` as a Delta table with the given DDL schema and rows."""
+        session = dbt.spark()
+        frame = session.createDataFrame(list(rows), schema=schema_ddl)
+        frame.write.format("delta").mode("overwrite").option("overwriteSchema", "true").saveAsTable(
+            f"{self.schema}.{name}"
+        )
+
+    def history(self, name: str) -> list[dict]:
+        return [row.asDict() for row in dbt.spark().sql(f"describe history {self.schema}.{name}").collect()]
+
+    def commits(self, name: str) -> int:
+        return len(self.history(name))
+
+
+@pytest.fixture(scope="session")
+def spark_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("spark")
+    dbt.environment(spark_dir=path)
+    dbt.run(["debug", "--quiet"])  # starts the one SparkSession every test shares
+    return path
+
+
+@pytest.fixture
+def project(request: pytest.FixtureRequest, tmp_path: Path, spark_dir: Path) -> Iterator[Project]:
+    name = re.sub(r"[^a-z0-9]+", "_", request.node.name.lower())[:40].strip("_")
+    schema = f"t{next(_counter)}_{name}"
+    path = tmp_path / "project"
+    (path / "dbt_packages").mkdir(parents=True)
+    (path / "dbt_packages" / "historize").symlink_to(ROOT)
+    (path / "dbt_project.yml").write_text(PROJECT_YML)
+    proj = Project(path, schema)
+    dbt.spark().sql(f"create schema if not exists {schema}")
+    yield proj
+    if _session_started():
+        dbt.spark().sql(f"drop schema if exists {schema} cascade")
+
+
+def _session_started() -> bool:
+    from pyspark.sql import SparkSession
+
+    return SparkSession.getActiveSession() is not None

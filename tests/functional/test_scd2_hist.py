@@ -1,0 +1,263 @@
+"""scd2_hist: each rule of the materialization, for both strategies, against
+tables computed by hand. A dbt run costs seconds on Spark, so each test walks a
+whole sequence of loads and checks every rule it passes through."""
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+
+from reference import hash_key, row_hash
+
+STRATEGIES = ("merge", "ordered")
+COLUMNS = "id int, name string, price int"
+T1, T2, T2B, T3 = (dt.datetime(2026, 1, 1, 6), dt.datetime(2026, 1, 2, 6), dt.datetime(2026, 1, 2, 18), dt.datetime(2026, 1, 3, 6))
+SHOWN = "id, name, price, version_started_at, version_ended_at, version_state, load_run_id"
+ORDER = "id, version_started_at"
+
+
+def hist_model(project, name, strategy, unique_key="'id'", source="snapshot", options=""):
+    project.model(
+        name,
+        f"""
+        {{{{ config(materialized='scd2_hist', unique_key={unique_key}, strategy='{strategy}'{options}) }}}}
+        select * from {{{{ target.schema }}}}.{source}
+        """,
+    )
+
+
+def setup_models(project, **kwargs):
+    for strategy in STRATEGIES:
+        hist_model(project, f"hist_{strategy}", strategy, **kwargs)
+
+
+def variables(at, run_id):
+    return {"load_timestamp": at.strftime("%Y-%m-%d %H:%M:%S.%f"), "load_run_id": run_id}
+
+
+def load(project, rows, at, run_id, columns=COLUMNS, *flags):
+    project.create_table("snapshot", columns, rows)
+    return project.run("run", *flags, variables=variables(at, run_id))
+
+
+def load_fails(project, rows, at, run_id, columns=COLUMNS):
+    project.create_table("snapshot", columns, rows)
+    return project.fail("run", variables=variables(at, run_id))
+
+
+def tables(project, columns=SHOWN, order_by=ORDER, prefix="hist"):
+    return {s: project.table(f"{prefix}_{s}", columns, order_by) for s in STRATEGIES}
+
+
+def state_of(project):
+    """Everything a failed run must leave unchanged: rows and Delta versions."""
+    return {s: (project.table(f"hist_{s}", "*", ORDER), project.commits(f"hist_{s}")) for s in STRATEGIES}
+
+
+def new_operations(project, name, since):
+    history = project.history(name)
+    return sorted(h["operation"] for h in history[: len(history) - since])
+
+
+LOAD_1 = [(1, "a", 10), (2, "b", 20), (3, "c", 30), (4, "d", None)]
+LOAD_2 = [(1, "a", 10), (2, "b", 25), (4, "d", None), (5, "e", 50)]
+LOAD_3 = [(1, "a", 10), (2, "b", 25), (3, "c", 31), (4, "d", 40)]
+EXPECTED_AFTER_2 = [
+    (1, "a", 10, T1, None, "new", "r1"),
+    (2, "b", 20, T1, T2, "changed", "r2"),
+    (2, "b", 25, T2, None, "changed", "r2"),
+    (3, "c", 30, T1, T2, "deleted", "r2"),
+    (4, "d", None, T1, None, "new", "r1"),
+    (5, "e", 50, T2, None, "new", "r2"),
+]
+EXPECTED_AFTER_3 = [
+    (1, "a", 10, T1, None, "new", "r1"),
+    (2, "b", 20, T1, T2, "changed", "r2"),
+    (2, "b", 25, T2, None, "changed", "r2"),
+    (3, "c", 30, T1, T2, "deleted", "r2"),
+    (3, "c", 31, T3, None, "new", "r3"),  # a deleted key comes back
+    (4, "d", None, T1, T3, "changed", "r3"),  # NULL -> value is a change
+    (4, "d", 40, T3, None, "changed", "r3"),
+    (5, "e", 50, T2, T3, "deleted", "r3"),
+]
+
+
+def test_load_sequence_with_reruns_and_full_refresh(project):
+    setup_models(project)
+
+    # First load: a Delta table with column mapping, columns in order, every key new.
+    load(project, LOAD_1, T1, "r1")
+    for strategy in STRATEGIES:
+        name = f"hist_{strategy}"
+        assert [(r[0], r[1]) for r in project.sql(f"describe {project.schema}.{name}")] == [
+            (f"{name}_key", "string"), ("id", "int"), ("name", "string"), ("price", "int"),
+            ("row_hash", "string"), ("version_started_at", "timestamp"), ("version_ended_at", "timestamp"),
+            ("version_state", "string"), ("load_run_id", "string"), ("loaded_at", "timestamp"),
+        ]
+        assert project.sql(f"describe detail {project.schema}.{name}")[0][0] == "delta"
+        assert dict(project.sql(f"show tblproperties {project.schema}.{name}"))["delta.columnMapping.mode"] == "name"
+    assert tables(project) == {s: [(i, n, p, T1, None, "new", "r1") for i, n, p in LOAD_1] for s in STRATEGIES}
+
+    # Second load: changed, deleted, unchanged and new keys; merge is one commit, ordered one per step.
+    commits = {s: project.commits(f"hist_{s}") for s in STRATEGIES}
+    load(project, LOAD_2, T2, "r2")
+    assert tables(project) == {s: EXPECTED_AFTER_2 for s in STRATEGIES}
+    assert new_operations(project, "hist_merge", commits["merge"]) == ["MERGE"]
+    assert new_operations(project, "hist_ordered", commits["ordered"]) == ["MERGE", "MERGE", "WRITE", "WRITE"]
+
+    # The same load again changes nothing; new variables over the same data write nothing.
+    before = state_of(project)
+    load(project, LOAD_2, T2, "r2")
+    assert state_of(project) == before
+    load(project, LOAD_2, T2B, "r2b")
+    assert state_of(project) == before
+
+    # Third load, asked as a full refresh: history is kept and the load is incremental.
+    load(project, LOAD_3, T3, "r3", COLUMNS, "--full-refresh")
+    assert tables(project) == {s: EXPECTED_AFTER_3 for s in STRATEGIES}
+    for strategy in STRATEGIES:
+        rows = project.table(f"hist_{strategy}", f"hist_{strategy}_key, id, name, price, version_started_at, row_hash, loaded_at", ORDER)
+        for key, id_, name, price, started, row_hash_, loaded_at in rows:
+            assert key == hash_key([id_, started])
+            assert row_hash_ == row_hash({"name": name, "price": price})
+            assert loaded_at is not None
+
+
+@pytest.mark.parametrize(
+    "breaking_constraint, steps_done",
+    [
+        # fails step 2 (close deleted at T2): step 1 is committed
+        ("version_state <> 'deleted' or version_ended_at < timestamp'2026-01-02 06:00:00+00:00'", 1),
+        # fails step 3 (open versions starting at T2): steps 1 and 2 are committed
+        ("version_ended_at is not null or version_started_at < timestamp'2026-01-02 06:00:00+00:00'", 2),
+    ],
+    ids=["after-step-1", "after-step-2"],
+)
+def test_ordered_run_interrupted_after_a_step_ends_correct_when_rerun(project, breaking_constraint, steps_done):
+    hist_model(project, "hist_ordered", "ordered")
+    load(project, LOAD_1, T1, "r1")
+    project.sql(f"alter table {project.schema}.hist_ordered add constraint interrupt check ({breaking_constraint})")
+    commits = project.commits("hist_ordered")
+    project.create_table("snapshot", COLUMNS, LOAD_2)
+    error = project.fail("run", variables=variables(T2, "r2"))
+    assert "interrupt" in error.lower()
+    assert project.commits("hist_ordered") == commits + steps_done  # it really stopped part way
+    project.sql(f"alter table {project.schema}.hist_ordered drop constraint interrupt")
+    load(project, LOAD_2, T2, "r2")
+    assert project.table("hist_ordered", SHOWN, ORDER) == EXPECTED_AFTER_2
+
+
+def test_variants_null_safety_composite_key_select_row_hash_and_meta_options(project):
+    # NULL-safe, collision-free change detection
+    setup_models(project, source="nulls")
+    # a composite unique key
+    for strategy in STRATEGIES:
+        hist_model(project, f"composite_{strategy}", strategy, unique_key="['region', 'id']", source="regions")
+        hist_model(project, f"hashed_{strategy}", strategy, source="hashed")
+    # options under meta
+    project.model(
+        "from_meta",
+        "{{ config(materialized='scd2_hist', meta={'unique_key': 'id', 'strategy': 'ordered'}) }} "
+        "select * from {{ target.schema }}.hashed",
+    )
+    loads = [
+        (T1, "r1",
+         [(1, None, None), (2, "x", None), (3, None, "y"), (4, "", None), (5, "a|b", "c"), (6, "p", "q")],
+         [("eu", 1, "a"), ("us", 1, "b")],
+         [(1, "a", "h1"), (2, "b", "h2")]),
+        (T2, "r2",
+         [(1, None, None), (2, None, None), (3, None, "z"), (4, None, None), (5, "a", "b|c"), (6, "p", "q")],
+         [("eu", 1, "a2"), ("us", 2, "c")],
+         # 1: the select's hash is the same although the name changed; 2: a new hash
+         [(1, "a-renamed", "h1"), (2, "b", "h2b")]),
+    ]
+    for at, run_id, nulls, regions, hashed in loads:
+        project.create_table("nulls", "id int, a string, b string", nulls)
+        project.create_table("regions", "region string, id int, name string", regions)
+        project.create_table("hashed", "id int, name string, row_hash string", hashed)
+        project.run("run", variables=variables(at, run_id))
+
+    opened = f"version_state = 'changed' and version_ended_at is null"
+    for strategy in STRATEGIES:
+        # 1 NULL->NULL and 6 are unchanged; 2 value->NULL, 3, 4 ''->NULL and 5 ('a|b','c')->('a','b|c') changed
+        assert project.sql(f"select id from {project.schema}.hist_{strategy} where {opened} order by id") == [(2,), (3,), (4,), (5,)]
+    assert tables(project, "region, id, name, version_started_at, version_ended_at, version_state",
+                  "region, id, version_started_at", "composite") == {s: [
+        ("eu", 1, "a", T1, T2, "changed"),
+        ("eu", 1, "a2", T2, None, "changed"),
+        ("us", 1, "b", T1, T2, "deleted"),
+        ("us", 2, "c", T2, None, "new"),
+    ] for s in STRATEGIES}
+    for strategy in STRATEGIES:
+        keys = project.table(f"composite_{strategy}", f"composite_{strategy}_key, region, id, version_started_at")
+        assert all(k == hash_key([r, i, s]) for k, r, i, s in keys)
+    expected_hashed = [(1, "a", "h1", T1, None), (2, "b", "h2", T1, T2), (2, "b", "h2b", T2, None)]
+    shown = "id, name, row_hash, version_started_at, version_ended_at"
+    assert tables(project, shown, ORDER, "hashed") == {s: expected_hashed for s in STRATEGIES}
+    assert project.table("from_meta", shown, ORDER) == expected_hashed
+    assert sorted(h["operation"] for h in project.history("from_meta")) == ["CREATE TABLE AS SELECT", "MERGE", "WRITE"]
+
+
+def test_bad_input_fails_clearly_and_leaves_tables_as_they_were(project):
+    setup_models(project)
+    load(project, LOAD_1, T1, "r1")
+    load(project, LOAD_2, T2, "r2")
+    before = state_of(project)
+    cases = [
+        ([(1, "a", 1), (1, "b", 2), (1, "c", 3), (2, "d", 4), (2, "e", 5), (3, "f", 6)], T3,
+         "unique_key (id) is duplicated for 2 key(s) in the select, e.g. (1) x3; (2) x2; nothing was written"),
+        ([(1, "a", 1), (None, "b", 2), (None, "c", 3)], T3,
+         "unique_key (id) is NULL in 2 row(s) of the select; nothing was written"),
+        (LOAD_3, T1,
+         "load_timestamp 2026-01-01 06:00:00.000000 is older than 2026-01-02 06:00:00, the newest time already in"),
+        # the same load_timestamp again, over other data: 5 would close at the instant it opened
+        (LOAD_3, T2,
+         "load_timestamp 2026-01-02 06:00:00.000000 was already loaded with other data: 1 key(s) whose version "
+         "began at this load_timestamp now differ, e.g. (5) deleted"),
+    ]
+    for rows, at, message in cases:
+        error = load_fails(project, rows, at, "bad")
+        assert message in error
+        assert state_of(project) == before
+
+    project.create_table("snapshot", "product_id int, name string", [(1, "a")])
+    assert "the select has no column id (unique_key); its columns are: product_id, name" in project.fail(
+        "run", variables=variables(T3, "bad"))
+    assert state_of(project) == before
+    project.create_table("snapshot", COLUMNS, LOAD_3)
+    assert "var 'load_timestamp' is 'yesterday'; expected 'YYYY-MM-DD HH:MM:SS[.ffffff]' (UTC)" in project.fail(
+        "run", variables={"load_timestamp": "yesterday"})
+    assert state_of(project) == before
+
+
+def test_bad_first_load_and_non_delta_target_create_and_change_nothing(project):
+    setup_models(project)
+    project.create_table("snapshot", COLUMNS, [(1, "a", 1), (1, "b", 2)])
+    assert "is duplicated for 1 key(s)" in project.fail("run")
+    assert [t for t in project.sql(f"show tables in {project.schema} like 'hist_*'") if not t[2]] == []
+
+    for strategy in STRATEGIES:
+        project.sql(f"create table {project.schema}.hist_{strategy} (x int) using parquet")
+        project.sql(f"insert into {project.schema}.hist_{strategy} values (7)")
+    project.create_table("snapshot", COLUMNS, LOAD_1)
+    assert "exists and is not a Delta table (another format); history is only kept in Delta tables" in project.fail("run")
+    for strategy in STRATEGIES:
+        assert project.table(f"hist_{strategy}") == [(7,)]
+
+
+@pytest.mark.parametrize(
+    "options, message",
+    [
+        (", strategy='fast'", "option 'strategy' is 'fast'; allowed: merge, ordered"),
+        (", cache_source='yes'", "option 'cache_source' is 'yes'; allowed: True, False"),
+        (", tblproperties='x'", "option 'tblproperties' is x; expected a mapping"),
+    ],
+)
+def test_bad_option_is_named(project, options, message):
+    project.model("hist_bad", f"{{{{ config(materialized='scd2_hist', unique_key='id'{options}) }}}} select 1 as id")
+    assert message in project.fail("run", "--select", "hist_bad")
+
+
+def test_missing_unique_key_option_is_named(project):
+    project.model("hist_bad", "{{ config(materialized='scd2_hist') }} select 1 as id")
+    assert "option 'unique_key' is required: a column name or a list of column names" in project.fail("run")

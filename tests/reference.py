@@ -1,0 +1,77 @@
+"""Independent Python implementations of what the materializations document:
+the hash encodings and the rules of each history kind. Tests compare dbt's
+tables with these."""
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Optional, Sequence
+
+
+def spark_text(value: Any) -> Optional[str]:
+    """The text Spark's cast(value as string) gives for the types the tests use."""
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, dt.datetime):
+        text = value.strftime("%Y-%m-%d %H:%M:%S.%f").rstrip("0").rstrip(".")
+        return text
+    return str(value)
+
+
+def row_hash(attributes: Mapping[str, Any]) -> str:
+    """sha256 over <len(name)>:<name><len(value)>:<value> of non-NULL columns, sorted by name."""
+    tokens = []
+    for name in sorted(attributes):
+        text = spark_text(attributes[name])
+        if text is not None:
+            tokens.append(f"{len(name)}:{name}{len(text)}:{text}")
+    return hashlib.sha256("".join(tokens).encode()).hexdigest()
+
+
+def hash_key(values: Sequence[Any]) -> str:
+    """sha256 over <len(value)>:<value> of each value, in order."""
+    parts = []
+    for value in values:
+        text = spark_text(value)
+        parts.append(f"{len(text)}:{text}")
+    return hashlib.sha256("".join(parts).encode()).hexdigest()
+
+
+@dataclass
+class Scd2Version:
+    key: tuple
+    attributes: dict
+    started_at: dt.datetime
+    ended_at: Optional[dt.datetime] = None
+    state: str = "new"
+    load_run_id: str = ""
+
+
+@dataclass
+class Scd2Model:
+    """The rules of scd2_hist, applied snapshot by snapshot."""
+
+    versions: list = field(default_factory=list)
+
+    def open_version(self, key: tuple) -> Optional[Scd2Version]:
+        return next((v for v in self.versions if v.key == key and v.ended_at is None), None)
+
+    def load(self, snapshot: Mapping[tuple, dict], at: dt.datetime, run_id: str) -> None:
+        for version in self.versions:
+            if version.ended_at is not None:
+                continue
+            if version.key not in snapshot:
+                version.ended_at, version.state, version.load_run_id = at, "deleted", run_id
+            elif row_hash(snapshot[version.key]) != row_hash(version.attributes):
+                version.ended_at, version.state, version.load_run_id = at, "changed", run_id
+        for key, attributes in snapshot.items():
+            if self.open_version(key) is not None:
+                continue
+            closed_as_changed = any(
+                v.key == key and v.ended_at == at and v.state == "changed" for v in self.versions
+            )
+            state = "changed" if closed_as_changed else "new"
+            self.versions.append(Scd2Version(key, dict(attributes), at, None, state, run_id))
