@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# The whole test suite: set up (idempotent), then pytest (unit and functional
+# tests, one SparkSession), sqlfluff over models and generic tests, and the
+# dbt-checkpoint checks. Fails if any of them fails. Extra arguments go to pytest.
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
+cd "$HISTORIZE_HOME"
+
+status=0
+step() {
+  local name="$1"; shift
+  printf '\n== %s\n' "$name"
+  if "$@"; then printf '== %s: ok\n' "$name"; else printf '== %s: FAILED\n' "$name"; status=1; fi
+}
+
+step "pytest" python -m pytest "$@"
+step "sqlfluff" sqlfluff lint models tests/generic
+step "dbt-checkpoint checks" python scripts/dbt_checks.py
+exit "$status"

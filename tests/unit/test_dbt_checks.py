@@ -1,0 +1,53 @@
+"""The dbt-checkpoint checks CI runs really fail on models that break them."""
+from __future__ import annotations
+
+import textwrap
+
+import dbt_checks
+from conftest import PROJECT_YML, ROOT
+
+
+def make_project(path, models: dict[str, str], yml: str):
+    (path / "dbt_packages").mkdir(parents=True)
+    (path / "dbt_packages" / "historize").symlink_to(ROOT)
+    (path / "dbt_project.yml").write_text(PROJECT_YML)
+    (path / "models").mkdir()
+    for name, sql in models.items():
+        (path / "models" / f"{name}.sql").write_text(sql)
+    (path / "models" / "_models.yml").write_text(textwrap.dedent(yml))
+
+
+def test_checks_pass_on_a_documented_project(tmp_path, capsys):
+    make_project(tmp_path, {"base": "select 1 as id", "base_hist": "{{ config(materialized='scd2_hist', unique_key='id') }} select 1 as id"}, """
+        version: 2
+        models:
+          - name: base
+            description: A base.
+            meta: {lineage: {upstream: []}}
+            columns: [{name: id, description: The id.}]
+          - name: base_hist
+            description: Its history.
+            meta: {lineage: {upstream: [base]}, former_names: []}
+            columns: [{name: id, description: The id.}]
+        """)
+    assert dbt_checks.main(tmp_path) == 0
+
+
+def test_checks_fail_on_missing_descriptions_and_meta_keys(tmp_path, capsys):
+    make_project(tmp_path, {"base": "select 1 as id", "base_hist": "{{ config(materialized='scd2_hist', unique_key='id') }} select 1 as id"}, """
+        version: 2
+        models:
+          - name: base
+            meta: {lineage: {upstream: []}}
+            columns: [{name: id}]
+          - name: base_hist
+            description: Its history.
+            meta: {lineage: {upstream: [base]}}
+            columns: [{name: id, description: The id.}]
+        """)
+    assert dbt_checks.main(tmp_path) == 1
+    out = capsys.readouterr().out
+    assert "check-model-has-description: FAILED" in out
+    assert "check-model-columns-have-desc: FAILED" in out
+    assert "models/base_hist.sql: meta lacks former_names" in out
+    assert "check-model-has-meta-keys: FAILED (2 models)" in out

@@ -1,0 +1,117 @@
+"""The SQL scd2_hist generates, rendered by `dbt compile` (no Spark session):
+its shape, and that it parses as Spark SQL."""
+from __future__ import annotations
+
+import re
+import textwrap
+from pathlib import Path
+
+import pytest
+import sqlfluff
+
+from conftest import PROJECT_YML, ROOT, dbt
+
+RENDERERS = {
+    "row_hash": "{{ historize.row_hash(['b', 'a']) }}",
+    "hash_key": "{{ historize.hash_key(['region', 'id', \"timestamp'2026-01-01 00:00:00+00:00'\"]) }}",
+    "changes": "{{ historize._scd2_hist_changes_sql(cfg, this, api.Relation.create(identifier='src'), ['region', 'id', 'name']) }}",
+    "merge": "{{ historize._scd2_hist_merge_sql(cfg, this, api.Relation.create(identifier='pending'), ['region', 'id', 'name']) }}",
+    "close_changed": "{{ historize._scd2_hist_step_sql('close_changed', cfg, this, api.Relation.create(identifier='pending'), ['region', 'id', 'name']) }}",
+    "close_deleted": "{{ historize._scd2_hist_step_sql('close_deleted', cfg, this, api.Relation.create(identifier='pending'), ['region', 'id', 'name']) }}",
+    "insert_changed": "{{ historize._scd2_hist_step_sql('insert_changed', cfg, this, api.Relation.create(identifier='pending'), ['region', 'id', 'name']) }}",
+    "insert_new": "{{ historize._scd2_hist_step_sql('insert_new', cfg, this, api.Relation.create(identifier='pending'), ['region', 'id', 'name']) }}",
+    "plan": "{{ historize._scd2_hist_plan_sql(cfg, this, api.Relation.create(identifier='pending')) }}",
+}
+AT = "timestamp'2026-01-01 06:00:00.000000+00:00'"
+
+
+@pytest.fixture(scope="module")
+def rendered(tmp_path_factory) -> dict[str, str]:
+    """Compiles one model per builder, with unique_key ['region', 'id']."""
+    path = tmp_path_factory.mktemp("render")
+    (path / "dbt_packages").mkdir()
+    (path / "dbt_packages" / "historize").symlink_to(ROOT)
+    (path / "dbt_project.yml").write_text(PROJECT_YML)
+    (path / "models").mkdir()
+    for name, body in RENDERERS.items():
+        (path / "models" / f"{name}.sql").write_text(textwrap.dedent(f"""\
+            {{{{ config(materialized='view', unique_key=['region', 'id']) }}}}
+            {{%- set cfg = historize._scd2_hist_config() -%}}
+            {body}
+            """))
+    dbt.environment()
+    dbt.run(["compile", "--no-populate-cache", "--vars", "{load_timestamp: '2026-01-01 06:00:00', load_run_id: r1}"],
+            project_dir=path)
+    compiled = path / "target" / "compiled" / "test_project" / "models"
+    return {name: " ".join((compiled / f"{name}.sql").read_text().split()) for name in RENDERERS}
+
+
+def test_row_hash_tokens_are_sorted_by_name_and_length_prefixed(rendered):
+    assert rendered["row_hash"] == (
+        "sha2(concat_ws('', "
+        "concat('1:a', cast(length(cast(`a` as string)) as string), ':', cast(`a` as string)), "
+        "concat('1:b', cast(length(cast(`b` as string)) as string), ':', cast(`b` as string))), 256)"
+    )
+
+
+def test_hash_key_is_length_prefixed_in_order(rendered):
+    assert rendered["hash_key"] == (
+        "sha2(concat("
+        "cast(length(cast(region as string)) as string), ':', coalesce(cast(region as string), ''), "
+        "cast(length(cast(id as string)) as string), ':', coalesce(cast(id as string), ''), "
+        "cast(length(cast(timestamp'2026-01-01 00:00:00+00:00' as string)) as string), ':', "
+        "coalesce(cast(timestamp'2026-01-01 00:00:00+00:00' as string), '')), 256)"
+    )
+
+
+def test_merge_applies_all_four_effects_in_one_statement(rendered):
+    sql = rendered["merge"]
+    assert sql.count("merge into") == 1
+    assert "on hist.`region` = chg.`_historize_merge_key_0` and hist.`id` = chg.`_historize_merge_key_1` and hist.`version_ended_at` is null" in sql
+    assert "when matched and chg._historize_action = 'changed' then update set `version_ended_at` = " + AT in sql
+    assert "when matched and chg._historize_action = 'deleted' then update set" in sql
+    assert ("when not matched and chg._historize_action in ('new', 'changed') then insert "
+            "( `merge_key`, `region`, `id`, `name`, `row_hash`, `version_started_at`, `version_ended_at`, "
+            "`version_state`, `load_run_id`, `loaded_at` ) values ( sha2(") in sql
+    assert "array('close', 'insert')" in sql
+
+
+def test_ordered_steps_close_with_merge_and_insert_with_explicit_columns(rendered):
+    for step, state in (("close_changed", "changed"), ("close_deleted", "deleted")):
+        assert rendered[step].startswith("merge into")
+        assert "update" not in rendered[step].split("when matched")[0]  # no UPDATE with a subquery
+        assert f"`version_state` = '{state}'" in rendered[step]
+    for step, state in (("insert_changed", "changed"), ("insert_new", "new")):
+        sql = rendered[step]
+        assert sql.startswith("insert into")
+        assert (f"insert into historize.{step} ( `{step}_key`, `region`, `id`, `name`, `row_hash`, "
+                "`version_started_at`, `version_ended_at`, `version_state`, `load_run_id`, `loaded_at` ) select") in sql
+        assert f"where chg._historize_action = '{state}'" in sql
+
+
+def test_change_set_classifies_against_open_versions_only(rendered):
+    sql = rendered["changes"]
+    assert "where `version_ended_at` is null" in sql
+    assert "full outer join open_versions" in sql
+    assert f"where `version_ended_at` = {AT} and `version_state` = 'changed'" in sql
+    assert "`row_hash` <=> open_versions.`row_hash` then 'unchanged'" in sql
+
+
+@pytest.mark.parametrize("name", sorted(RENDERERS))
+def test_generated_sql_parses_as_spark_sql(rendered, name):
+    sql = rendered[name]
+    if name in ("row_hash", "hash_key"):
+        sql = f"select {sql} as h"
+    parsed = sqlfluff.parse(sql, dialect="sparksql")
+    unparsable = [s for s in _segments(parsed) if s.get("type") == "unparsable"]
+    assert unparsable == []
+
+
+def _segments(tree):
+    if isinstance(tree, dict):
+        for key, value in tree.items():
+            yield {"type": key, "value": value}
+            yield from _segments(value)
+    elif isinstance(tree, list):
+        for item in tree:
+            yield from _segments(item)
