@@ -1,5 +1,6 @@
 {#- One materialization option, from config() or else from the model's meta
-    (dbt 1.10+ prefers custom keys under meta). -#}
+    (dbt 1.10+ prefers custom keys under meta). The validators below raise
+    only when executing: while parsing, config.get() answers ''. -#}
 {% macro _read_option(name, default=none) %}
   {%- set value = config.get(name) -%}
   {%- if value is none -%}
@@ -12,20 +13,20 @@
 {#- A column name or a list of them, as a list of lowercase names. -#}
 {% macro _as_column_list(option_name, value, required=true) %}
   {%- if value is none or value == [] or value == '' -%}
-    {%- if required -%}
+    {%- if required and execute -%}
       {{ exceptions.raise_compiler_error(
           "historize: option '" ~ option_name ~ "' is required: a column name or a list of column names") }}
     {%- endif -%}
     {{ return([]) }}
   {%- endif -%}
   {%- set names = [value] if value is string else value -%}
-  {%- if names is mapping or names is not iterable -%}
+  {%- if (names is mapping or names is not iterable) and execute -%}
     {{ exceptions.raise_compiler_error(
         "historize: option '" ~ option_name ~ "' is " ~ value ~ "; expected a column name or a list of column names") }}
   {%- endif -%}
   {%- set result = [] -%}
   {%- for name in names -%}
-    {%- if name is not string or name | trim == '' -%}
+    {%- if (name is not string or name | trim == '') and execute -%}
       {{ exceptions.raise_compiler_error(
           "historize: option '" ~ option_name ~ "' holds " ~ name ~ "; every entry must be a column name") }}
     {%- endif -%}
@@ -36,7 +37,7 @@
 
 
 {% macro _assert_one_of(option_name, value, allowed) %}
-  {%- if value not in allowed -%}
+  {%- if value not in allowed and execute -%}
     {{ exceptions.raise_compiler_error(
         "historize: option '" ~ option_name ~ "' is '" ~ value ~ "'; allowed: " ~ allowed | join(', ')) }}
   {%- endif -%}

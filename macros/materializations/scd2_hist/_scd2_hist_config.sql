@@ -6,7 +6,7 @@
   {%- set cache_source = historize._read_option('cache_source', true) -%}
   {{ historize._assert_one_of('cache_source', cache_source, [true, false]) }}
   {%- set extra_properties = historize._read_option('tblproperties', {}) -%}
-  {%- if extra_properties is not mapping -%}
+  {%- if extra_properties is not mapping and execute -%}
     {{ exceptions.raise_compiler_error("historize: option 'tblproperties' is " ~ extra_properties ~ "; expected a mapping") }}
   {%- endif -%}
   {%- set properties = {
@@ -14,7 +14,7 @@
       'delta.minReaderVersion': '2',
       'delta.minWriterVersion': '5',
   } -%}
-  {%- do properties.update(extra_properties) -%}
+  {%- do properties.update(extra_properties if extra_properties is mapping else {}) -%}
   {{ return({
       'model_name': model.name,
       'unique_key': historize._as_column_list('unique_key', historize._read_option('unique_key')),

@@ -1,0 +1,15 @@
+{#- The versions of `relation` valid at `at` (a SQL expression): one per key
+    alive then; a key deleted before `at` is absent. Half-open tables answer
+    valid_from <= at < valid_to, closed ones (Fivetran's) valid_from <= at <= valid_to.
+    Usage: select * from ({{ historize.as_of(ref('x_hist'), "timestamp'2026-01-31 00:00:00'") }}) as v -#}
+{% macro as_of(relation, at, valid_from=none, valid_to=none, open_when=none, interval=none) %}
+  {{- return(adapter.dispatch('as_of', 'historize')(relation, at, valid_from, valid_to, open_when, interval)) -}}
+{% endmacro %}
+
+{% macro default__as_of(relation, at, valid_from, valid_to, open_when, interval) %}
+  {%- set conv = historize._history_conventions(relation, valid_from, valid_to, open_when, interval) -%}
+    select v.*
+    from {{ relation }} as v
+    where v.{{ adapter.quote(conv.valid_from) }} <= {{ at }}
+        and ({{ conv.open_sql }} or {{ at }} {{ '<' if conv.interval == 'half_open' else '<=' }} v.{{ adapter.quote(conv.valid_to) }})
+{% endmacro %}

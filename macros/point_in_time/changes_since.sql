@@ -1,0 +1,44 @@
+{#- What changed in `relation` after `since` (a SQL expression): each version
+    that began after it, with change_kind 'new' (the key's first version, or
+    its return after a delete) or 'changed'; and each key deleted after it,
+    as its last version with change_kind 'deleted'. change_at is when. -#}
+{% macro changes_since(relation, since, unique_key, valid_from=none, valid_to=none, open_when=none,
+                       interval=none, step=none, deleted_when=none) %}
+  {{- return(adapter.dispatch('changes_since', 'historize')(relation, since, unique_key, valid_from, valid_to,
+      open_when, interval, step, deleted_when)) -}}
+{% endmacro %}
+
+{% macro default__changes_since(relation, since, unique_key, valid_from, valid_to, open_when, interval, step,
+                               deleted_when) %}
+  {%- set conv = historize._history_conventions(relation, valid_from, valid_to, open_when, interval, step,
+        deleted_when) -%}
+  {%- set hidden = ['_historize_valid_from', '_historize_valid_to', '_historize_is_open', '_historize_next_from',
+        '_historize_prev_to', '_historize_prev_from', '_historize_position', '_historize_is_latest',
+        '_historize_is_deleted'] -%}
+    with versions as (
+        {{ historize._history_versions_sql(relation, unique_key, conv) | indent(4) }}
+    ),
+
+    began as (
+        select
+            versions.*,
+            case
+                when _historize_prev_from is not null and _historize_prev_to is not null
+                    and _historize_valid_from = _historize_prev_to + {{ conv.step }} then 'changed'
+                else 'new'
+            end as change_kind,
+            _historize_valid_from as change_at
+        from versions
+        where _historize_valid_from > {{ since }}
+    ),
+
+    deleted as (
+        select versions.*, 'deleted' as change_kind, _historize_valid_to as change_at
+        from versions
+        where _historize_is_deleted and _historize_valid_to > {{ since }}
+    )
+
+    select * except ({{ hidden | join(', ') }}) from began
+    union all
+    select * except ({{ hidden | join(', ') }}) from deleted
+{% endmacro %}
