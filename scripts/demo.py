@@ -15,6 +15,15 @@ LOADS = (
 SHOWN = {
     "historize_demo.rc_aw_product_hist": "product_id, color, list_price, discontinued_on, "
     "version_started_at, version_ended_at, version_state, load_run_id",
+    "historize_demo.product_as_of_mid_february": "*",
+    "historize_demo.product_changes_since_first_load": "*",
+    "historize_demo.sales_with_product_price": "*",
+}
+ORDER = {
+    "historize_demo.rc_aw_product_hist": "product_id, version_started_at",
+    "historize_demo.product_as_of_mid_february": "product_id",
+    "historize_demo.product_changes_since_first_load": "change_at, product_id",
+    "historize_demo.sales_with_product_price": "order_id",
 }
 
 
@@ -28,7 +37,10 @@ def main() -> int:
     session = dbt.spark()
     for table, columns in SHOWN.items():
         print(f"\n== {table}")
-        session.sql(f"select {columns} from {table} order by product_id, version_started_at").show(50, truncate=False)
+        session.sql(f"select {columns} from {table} order by {ORDER[table]}").show(50, truncate=False)
+    dbt.run(["docs", "generate", "--quiet"])
+    print(f"\n== dbt docs: target/index.html and target/catalog.json written; browse them with: "
+          f"source scripts/setup.sh && dbt docs serve")
     return 0
 
 

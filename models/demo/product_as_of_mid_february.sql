@@ -1,0 +1,10 @@
+{{ config(materialized='table') }}
+
+-- The products as they were on 2026-02-15: one version per product alive then.
+select
+    product_id,
+    product_name,
+    color,
+    list_price,
+    version_started_at
+from ({{ historize.as_of(ref('rc_aw_product_hist'), "timestamp'2026-02-15 00:00:00+00:00'") }}) as products

@@ -1,0 +1,13 @@
+{{ config(materialized='table') }}
+
+-- Every change to products after the first load: new, changed and deleted keys.
+select
+    product_id,
+    product_name,
+    color,
+    list_price,
+    change_kind,
+    change_at
+from (
+    {{ historize.changes_since(ref('rc_aw_product_hist'), "timestamp'2026-01-01 06:00:00+00:00'", unique_key='product_id') }}
+) as changes
