@@ -18,12 +18,14 @@ SHOWN = {
     "historize_demo.product_as_of_mid_february": "*",
     "historize_demo.product_changes_since_first_load": "*",
     "historize_demo.sales_with_product_price": "*",
+    "historize_demo.fivetran_orders_history": "*",
 }
 ORDER = {
     "historize_demo.rc_aw_product_hist": "product_id, version_started_at",
     "historize_demo.product_as_of_mid_february": "product_id",
     "historize_demo.product_changes_since_first_load": "change_at, product_id",
     "historize_demo.sales_with_product_price": "order_id",
+    "historize_demo.fivetran_orders_history": "id, _fivetran_start",
 }
 
 

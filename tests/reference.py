@@ -75,3 +75,62 @@ class Scd2Model:
             )
             state = "changed" if closed_as_changed else "new"
             self.versions.append(Scd2Version(key, dict(attributes), at, None, state, run_id))
+
+
+UNMODIFIED = "unmod"
+TMAX = dt.datetime(9999, 12, 31, 23, 59, 59, 999000)
+MILLISECOND = dt.timedelta(milliseconds=1)
+
+
+@dataclass
+class FivetranVersion:
+    key: tuple
+    data: dict
+    start: dt.datetime
+    end: dt.datetime
+    active: bool
+    synced: dt.datetime
+
+    def row(self) -> tuple:
+        return (*self.key, *self.data.values(), self.start, self.end, self.active, self.synced)
+
+
+@dataclass
+class FivetranModel:
+    """Fivetran's history mode as the fivetran_history issue settles it, walked event by event."""
+
+    versions: list = field(default_factory=list)
+
+    def apply(self, batch: Sequence[tuple]) -> None:
+        """batch: (key tuple, op, start, data dict (UNMODIFIED marks a cell), synced) per event."""
+        for key in {event[0] for event in batch}:
+            events = sorted((e for e in batch if e[0] == key), key=lambda e: e[2])
+            starts = [e[2] for e in events if e[1] in ("upsert", "update")]
+            earliest = min(starts) if starts else None
+            if earliest is not None:
+                self.versions = [v for v in self.versions if not (v.key == key and v.start >= earliest)]
+            remaining = sorted((v for v in self.versions if v.key == key), key=lambda v: v.start)
+            base = remaining[-1] if remaining else None
+            current = base if base and (base.active or (earliest is not None and base.end >= earliest)) else None
+            previous = dict(base.data) if base else None
+            for _, op, at, data, synced in events:
+                if op == "delete":
+                    if current is not None and current.start <= at:
+                        current.end, current.active, current = at, False, None
+                    continue
+                if op == "update" and previous is None:
+                    continue
+                filled = {c: (previous[c] if value == UNMODIFIED else value) for c, value in data.items()}
+                if current is not None:
+                    current.end, current.active = at - MILLISECOND, False
+                current = FivetranVersion(key, filled, at, TMAX, True, synced)
+                self.versions.append(current)
+                previous = filled
+
+    def rows(self) -> list[tuple]:
+        return sorted_rows(v.row() for v in self.versions)
+
+
+def sorted_rows(rows) -> list[tuple]:
+    """Rows in a total order, NULLs first, whatever the types."""
+    return sorted(rows, key=lambda row: tuple((value is not None, str(value)) for value in row))

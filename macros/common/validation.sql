@@ -15,7 +15,7 @@
 
 
 {#- Fails when the key columns hold a NULL or a duplicate in `relation`. -#}
-{% macro _assert_unique_key(relation, unique_key, model_name, sample=5) %}
+{% macro _assert_unique_key(relation, unique_key, model_name, sample=5, label='unique_key') %}
   {%- set key_list = historize._column_list(unique_key) -%}
   {%- set any_null = historize._column_list(unique_key, suffix=' is null', separator=' or ') -%}
   {%- set query -%}
@@ -43,7 +43,7 @@
     {%- set first = result.rows[0] -%}
     {%- if first[width + 1] == 1 -%}
       {{ exceptions.raise_compiler_error(
-          "historize: model " ~ model_name ~ ": unique_key (" ~ unique_key | join(', ') ~ ") is NULL in "
+          "historize: model " ~ model_name ~ ": " ~ label ~ " (" ~ unique_key | join(', ') ~ ") is NULL in "
           ~ first[width + 3] ~ " row(s) of the select; nothing was written") }}
     {%- endif -%}
     {%- set examples = [] -%}
@@ -51,7 +51,7 @@
       {%- do examples.append("(" ~ row[:width] | join(', ') ~ ") x" ~ row[width]) -%}
     {%- endfor -%}
     {{ exceptions.raise_compiler_error(
-        "historize: model " ~ model_name ~ ": unique_key (" ~ unique_key | join(', ') ~ ") is duplicated for "
+        "historize: model " ~ model_name ~ ": " ~ label ~ " (" ~ unique_key | join(', ') ~ ") is duplicated for "
         ~ first[width + 2] ~ " key(s) in the select, e.g. " ~ examples | join('; ') ~ "; nothing was written") }}
   {%- endif -%}
 {% endmacro %}

@@ -1,0 +1,12 @@
+{{ config(materialized='view') }}
+
+-- One batch of change events: the demo load's batch of the seed.
+select
+    id,
+    col1,
+    col2,
+    _fivetran_start,
+    _fivetran_op,
+    _fivetran_synced
+from {{ ref('fivetran_change_events') }}
+where batch_number = {{ var('demo_load', 1) }}
