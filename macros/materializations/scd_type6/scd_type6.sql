@@ -1,0 +1,90 @@
+{#- One dimension with per-column SCD types 0, 1, 2 and 3, versions, a current
+    flag and an audit trail. See README.md, section scd_type6. -#}
+{% materialization scd_type6, adapter='spark' %}
+  {%- set cfg = historize._scd_type6_config() -%}
+
+  {%- set target_relation = this.incorporate(type='table') -%}
+  {%- set existing_relation = load_cached_relation(this) -%}
+  {%- set audit_relation = this.incorporate(path={'identifier': this.identifier ~ '_audit'}, type='table') -%}
+  {%- set existing_audit = load_cached_relation(audit_relation) if cfg.audit else none -%}
+  {%- set source_view = make_temp_relation(this, '__historize_source').incorporate(type='view') -%}
+  {%- set changes_view = make_temp_relation(this, '__historize_changes').incorporate(type='view') -%}
+  {{ historize._assert_delta_table(existing_relation, cfg.model_name) }}
+  {{ historize._assert_delta_table(existing_audit, cfg.model_name) }}
+
+  {{ run_hooks(pre_hooks) }}
+
+  {%- if should_full_refresh() -%}
+    {{ log("historize: " ~ cfg.model_name ~ ": --full-refresh never rebuilds a dimension or its audit; loading incrementally", info=true) }}
+  {%- endif -%}
+
+  {{ historize._uncache_view(source_view) }}
+  {%- call statement('stage_select') -%}
+    create or replace temporary view {{ source_view }} as
+    {{ sql }}
+  {%- endcall -%}
+  {%- set select_columns = adapter.get_columns_in_relation(source_view) -%}
+  {%- set select_names = select_columns | map(attribute='name') | map('lower') | list -%}
+  {%- set type2 = historize._scd_type6_assert_columns(cfg, select_names) -%}
+  {%- set has_reason = 'change_reason' in select_names -%}
+  {%- set attributes = historize._names_except(select_columns, cfg.unique_key + ['change_reason']) -%}
+  {%- set types = {} -%}
+  {%- for column in select_columns -%}{%- do types.update({column.name | lower: column.data_type}) -%}{%- endfor -%}
+
+  {%- call statement('cache_source') -%}cache table {{ source_view }}{%- endcall -%}
+  {{ historize._assert_unique_key(source_view, cfg.unique_key, cfg.model_name) }}
+
+  {%- if existing_relation is none -%}
+    {%- call statement('create_table') -%}
+      {{ historize._scd_type6_create_sql(cfg, target_relation, attributes, types) }}
+    {%- endcall -%}
+  {%- endif -%}
+  {%- if cfg.audit and existing_audit is none -%}
+    {%- call statement('create_audit') -%}
+      {{ historize._scd_type6_create_audit_sql(cfg, audit_relation, types) }}
+    {%- endcall -%}
+  {%- endif -%}
+
+  {{ historize._uncache_view(changes_view) }}
+  {%- call statement('cache_changes') -%}
+    cache table {{ changes_view }} as
+    {{ historize._scd_type6_changes_sql(cfg, target_relation, source_view, attributes, type2, has_reason) }}
+  {%- endcall -%}
+  {%- set plan = run_query(historize._scd_type6_plan_sql(cfg, target_relation, changes_view)).rows[0] -%}
+  {%- if plan['load_is_older'] -%}
+    {{ historize._raise_load_timestamp_older(cfg.model_name, plan['newest_instant'], target_relation) }}
+  {%- endif -%}
+  {%- if plan['conflicts'] > 0 -%}
+    {{ exceptions.raise_compiler_error(
+        "historize: model " ~ cfg.model_name ~ ": load_timestamp " ~ historize.load_timestamp()
+        ~ " was already loaded with other data: " ~ plan['conflicts'] ~ " key(s) whose current row began at this "
+        ~ "load_timestamp now differ, e.g. " ~ plan['conflict_examples']
+        ~ "; a rerun must see the same snapshot, a new snapshot needs a new load_timestamp. Nothing was written") }}
+  {%- endif -%}
+
+  {%- if plan['inserted'] + plan['changed'] + plan['deleted'] + plan['type1_changed'] == 0 -%}
+    {%- call noop_statement('main', 'OK 0 (no change)', 'OK', 0) -%}{%- endcall -%}
+  {%- else -%}
+    {#- The audit first: its MERGE inserts only what is missing, so a run that
+        fails between the two writes ends correct when rerun. -#}
+    {%- if cfg.audit -%}
+      {%- call statement('audit') -%}
+        {{ historize._scd_type6_audit_merge_sql(cfg, audit_relation, changes_view, attributes) }}
+      {%- endcall -%}
+    {%- endif -%}
+    {%- call statement('main') -%}
+      {{ historize._scd_type6_merge_sql(cfg, target_relation, changes_view, attributes, type2) }}
+    {%- endcall -%}
+  {%- endif -%}
+  {{ log("historize: " ~ cfg.model_name ~ ": " ~ plan['inserted'] ~ " new, " ~ plan['changed'] ~ " Type 2 changes, "
+      ~ plan['type1_changed'] ~ " Type 1 changes, " ~ plan['deleted'] ~ " deleted", info=true) }}
+
+  {{ historize._uncache_view(changes_view) }}
+  {{ historize._uncache_view(source_view) }}
+
+  {{ run_hooks(post_hooks) }}
+
+  {%- do persist_docs(target_relation, model) -%}
+
+  {{ return({'relations': [target_relation] + ([audit_relation] if cfg.audit else [])}) }}
+{% endmaterialization %}

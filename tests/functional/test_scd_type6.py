@@ -1,0 +1,109 @@
+"""scd_type6: per-column SCD types, versions, deletes and returns, the audit
+trail, reruns and bad input, against tables computed by hand."""
+from __future__ import annotations
+
+import datetime as dt
+
+from reference import hash_key
+
+T1, T2, T3, T4 = (dt.datetime(2026, 1, d, 6) for d in (1, 2, 3, 4))
+SENTINEL = dt.datetime(9999, 12, 31, 23, 59, 59)
+D = {n: dt.date(2020, 1, n) for n in range(1, 10)}
+SOURCE = "program_id string, created_on date, current_program_name string, eligibility_threshold int, funding_cap int"
+CONFIG = ("materialized='scd_type6', unique_key='program_id', type0_columns=['created_on'], "
+          "type1_columns=['current_program_name'], "
+          "type3_columns={'eligibility_threshold': 'previous_eligibility_threshold'}, audit=true")
+
+
+def dim_model(project, config=CONFIG, name="dim_program"):
+    project.model(name, f"{{{{ config({config}) }}}} select * from {{{{ target.schema }}}}.stg_program")
+
+
+def load(project, rows, at, run_id):
+    project.create_table("stg_program", SOURCE, rows)
+    project.run("run", variables={"load_timestamp": at.strftime("%Y-%m-%d %H:%M:%S"), "load_run_id": run_id})
+
+
+DIM = ("program_id, created_on, current_program_name, eligibility_threshold, funding_cap, previous_eligibility_threshold, "
+       "effective_from, effective_to, current_flag, version, change_reason")
+AUDIT = "program_id, change_type, changed_columns, change_ts, reason, source_batch_id"
+
+
+def test_types_versions_deletes_returns_and_audit(project):
+    dim_model(project)
+    load(project, [("P1", D[1], "N1", 10, 100), ("P2", D[2], "M1", 20, 200)], T1, "r1")
+    load(project, [("P1", D[9], "N1", 12, 100), ("P2", D[2], "M2", 20, 200), ("P3", D[3], "Q", 30, 300)], T2, "r2")
+    load(project, [("P1", D[9], "N1", 12, 100), ("P3", D[3], "Q2", 31, 300)], T3, "r3")
+    commits = project.commits("dim_program")
+    load(project, [("P1", D[9], "N1", 12, 100), ("P2", D[8], "M3", 25, 250), ("P3", D[3], "Q2", 31, 300)], T4, "r4")
+    assert project.commits("dim_program") == commits + 1  # one MERGE per load
+    assert project.table("dim_program", DIM, "program_id, version") == [
+        ("P1", D[1], "N1", 10, 100, None, T1, T2, False, 1, "source_load"),
+        ("P1", D[1], "N1", 12, 100, 10, T2, SENTINEL, True, 2, "source_load"),  # Type 0 keeps D1; Type 3 holds 10
+        ("P2", D[2], "M3", 20, 200, None, T1, T3, False, 1, "deleted_in_source"),  # Type 1 rewrites history
+        ("P2", D[2], "M3", 25, 250, 20, T4, SENTINEL, True, 2, "source_load"),  # back: next version number
+        ("P3", D[3], "Q2", 30, 300, None, T2, T3, False, 1, "source_load"),
+        ("P3", D[3], "Q2", 31, 300, 30, T3, SENTINEL, True, 2, "source_load"),
+    ]
+    keys = project.table("dim_program", "dim_program_key, program_id, effective_from")
+    assert all(key == hash_key([program, start]) for key, program, start in keys)
+    everything = ["created_on", "current_program_name", "eligibility_threshold", "funding_cap"]
+    assert project.table("dim_program_audit", AUDIT, "change_ts, program_id") == [
+        ("P1", "INSERT", everything, T1, "source_load", "r1"),
+        ("P2", "INSERT", everything, T1, "source_load", "r1"),
+        ("P1", "UPDATE", ["eligibility_threshold"], T2, "source_load", "r2"),
+        ("P2", "TYPE1_UPDATE", ["current_program_name"], T2, "source_load", "r2"),
+        ("P3", "INSERT", everything, T2, "source_load", "r2"),
+        ("P2", "LOGICAL_DELETE", [], T3, "deleted_in_source", "r3"),
+        ("P3", "UPDATE", ["current_program_name", "eligibility_threshold"], T3, "source_load", "r3"),
+        ("P2", "INSERT", ["current_program_name", "eligibility_threshold", "funding_cap"], T4, "source_load", "r4"),
+    ]
+    update = project.sql(f"select old_values, new_values, dim_program_key_old, dim_program_key_new "
+                         f"from {project.schema}.dim_program_audit where program_id = 'P1' and change_type = 'UPDATE'")[0]
+    assert (update[0], update[1]) == ({"eligibility_threshold": "10"}, {"eligibility_threshold": "12"})
+    assert (update[2], update[3]) == (hash_key(["P1", T1]), hash_key(["P1", T2]))
+
+    # the same load again, or new variables over the same data, write nothing to either table
+    before = (project.table("dim_program", "*", "program_id, version"), project.commits("dim_program"),
+              project.table("dim_program_audit", "*", "change_ts, program_id"), project.commits("dim_program_audit"))
+    load(project, [("P1", D[9], "N1", 12, 100), ("P2", D[8], "M3", 25, 250), ("P3", D[3], "Q2", 31, 300)], T4, "r4")
+    project.run("run", "--full-refresh", variables={"load_timestamp": "2026-01-05 06:00:00", "load_run_id": "r5"})
+    assert (project.table("dim_program", "*", "program_id, version"), project.commits("dim_program"),
+            project.table("dim_program_audit", "*", "change_ts, program_id"), project.commits("dim_program_audit")) == before
+
+
+def test_change_reason_from_the_select_and_deletes_ignored(project):
+    project.model("dim_player", "{{ config(materialized='scd_type6', unique_key='player_id', deletes='ignore') }} "
+                                "select * from {{ target.schema }}.players")
+    project.create_table("players", "player_id int, tier string, change_reason string", [(1, "gold", "signup"), (2, "silver", None)])
+    project.run("run", variables={"load_timestamp": "2026-01-01 06:00:00"})
+    project.create_table("players", "player_id int, tier string, change_reason string", [(1, "platinum", "tier_upgrade")])
+    project.run("run", variables={"load_timestamp": "2026-01-02 06:00:00"})
+    assert project.table("dim_player", "player_id, tier, version, current_flag, change_reason", "player_id, version") == [
+        (1, "gold", 1, False, "signup"),
+        (1, "platinum", 2, True, "tier_upgrade"),
+        (2, "silver", 1, True, "source_load"),  # absent, but deletes='ignore'
+    ]
+
+
+def test_bad_configuration_and_keys_fail_and_leave_tables(project):
+    dim_model(project)
+    load(project, [("P1", D[1], "N1", 10, 100)], T1, "r1")
+    before = (project.table("dim_program", "*"), project.commits("dim_program"), project.commits("dim_program_audit"))
+    cases = {
+        "type0_columns=['created_on'], type1_columns=['created_on']":
+            "column(s) created_on listed under two SCD types",
+        "type1_columns=['current_program_name'], type3_columns={'current_program_name': 'prev_name'}":
+            "type3_columns names current_program_name, which is not a Type 2 column",
+        "type3_columns={'eligibility_threshold': 'funding_cap'}":
+            "the previous-value column funding_cap of eligibility_threshold collides with a column",
+        "deletes='drop'": "option 'deletes' is 'drop'; allowed: close, ignore",
+    }
+    for options, message in cases.items():
+        dim_model(project, f"materialized='scd_type6', unique_key='program_id', {options}")
+        assert message in project.fail("run", variables={"load_timestamp": "2026-01-02 06:00:00"})
+    dim_model(project)
+    project.create_table("stg_program", SOURCE, [("P1", D[1], "N1", 10, 100), ("P1", D[1], "N2", 11, 100)])
+    assert "unique_key (program_id) is duplicated for 1 key(s) in the select, e.g. (P1) x2" in project.fail(
+        "run", variables={"load_timestamp": "2026-01-02 06:00:00"})
+    assert (project.table("dim_program", "*"), project.commits("dim_program"), project.commits("dim_program_audit")) == before
