@@ -19,6 +19,13 @@ SHOWN = {
     "historize_demo.product_changes_since_first_load": "*",
     "historize_demo.sales_with_product_price": "*",
     "historize_demo.fivetran_orders_history": "*",
+    "historize_demo.dim_program": "program_id, created_on, current_program_name, current_admin_agency, "
+    "eligibility_threshold, previous_eligibility_threshold, funding_cap_usd, program_status, effective_from, "
+    "effective_to, current_flag, version, change_reason",
+    "historize_demo.dim_program_audit": "program_id, change_type, changed_columns, old_values, new_values, change_ts, "
+    "source_batch_id",
+    "historize_demo.dim_player": "player_id, birth_date, email, phone, tier, home_property, risk_score, "
+    "effective_from, effective_to, current_flag, version, change_reason",
 }
 ORDER = {
     "historize_demo.rc_aw_product_hist": "product_id, version_started_at",
@@ -26,6 +33,9 @@ ORDER = {
     "historize_demo.product_changes_since_first_load": "change_at, product_id",
     "historize_demo.sales_with_product_price": "order_id",
     "historize_demo.fivetran_orders_history": "id, _fivetran_start",
+    "historize_demo.dim_program": "program_id, version",
+    "historize_demo.dim_program_audit": "change_ts, program_id",
+    "historize_demo.dim_player": "player_id, version",
 }
 
 

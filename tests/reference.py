@@ -134,3 +134,37 @@ class FivetranModel:
 def sorted_rows(rows) -> list[tuple]:
     """Rows in a total order, NULLs first, whatever the types."""
     return sorted(rows, key=lambda row: tuple((value is not None, str(value)) for value in row))
+
+
+TYPE6_SENTINEL = dt.datetime(9999, 12, 31, 23, 59, 59)
+
+
+@dataclass
+class Type6Model:
+    """scd_type6's rules for one Type 0, one Type 1 and one Type 2 column with a
+    Type 3 previous value, deletes closing the current row."""
+
+    rows: list = field(default_factory=list)
+
+    def load(self, snapshot: Mapping[Any, tuple], at: dt.datetime) -> None:
+        for row in self.rows:
+            if row["current"] and row["key"] not in snapshot:
+                row.update(to=at, current=False, reason="deleted_in_source")
+        for key, (t0, t1, t2) in snapshot.items():
+            history = sorted((r for r in self.rows if r["key"] == key), key=lambda r: r["version"])
+            current = next((r for r in history if r["current"]), None)
+            if history and history[-1]["t1"] != t1:
+                for row in history:
+                    row["t1"] = t1
+            if current is not None and row_hash({"t2": current["t2"]}) == row_hash({"t2": t2}):
+                continue
+            if current is not None:
+                current.update(to=at, current=False)
+            self.rows.append({
+                "key": key, "t0": history[0]["t0"] if history else t0, "t1": t1, "t2": t2,
+                "prev": history[-1]["t2"] if history else None, "from": at, "to": TYPE6_SENTINEL,
+                "current": True, "version": len(history) + 1, "reason": "source_load",
+            })
+
+    def table(self) -> list[tuple]:
+        return sorted_rows(tuple(r.values()) for r in self.rows)

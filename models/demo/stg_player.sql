@@ -1,0 +1,13 @@
+{{ config(materialized='view') }}
+
+-- The casino players snapshot of the demo load.
+select
+    player_id,
+    birth_date,
+    email,
+    phone,
+    tier,
+    home_property,
+    risk_score
+from {{ ref('player_snapshots') }}
+where load_number = {{ var('demo_load', 1) }}
