@@ -88,56 +88,162 @@ def rows_written(session, table: str, since: int) -> int:
     return total
 
 
+def generate_fivetran(session, keys: int, versions: int, events: int, seed: int) -> None:
+    """`fivetran_bench`: keys x versions Fivetran versions; `fivetran_batch`: events change events
+    (80% upserts, 15% updates with unmodified cells, 5% deletes) after every existing version."""
+    tmax = "timestamp'9999-12-31 23:59:59.999+00:00'"
+    session.sql(f"""
+        create or replace table {SCHEMA}.fivetran_bench (
+            id bigint, a0 string, a1 bigint, _fivetran_start timestamp, _fivetran_end timestamp,
+            _fivetran_active boolean, _fivetran_synced timestamp
+        ) using delta tblproperties ('delta.columnMapping.mode' = 'name', 'delta.minReaderVersion' = '2',
+                                     'delta.minWriterVersion' = '5')
+    """)
+    session.sql(f"""
+        insert into {SCHEMA}.fivetran_bench
+        select
+            k.id,
+            concat('v', cast(xxhash64(k.id, v.n, {seed}) % 1000 as string)),
+            xxhash64(k.id, v.n) % 100000,
+            timestamp'2025-01-01 00:00:00+00:00' + make_interval(0, 0, 0, v.n, 0, 0, 0),
+            case when v.n = {versions - 1} then {tmax}
+                 else timestamp'2025-01-01 00:00:00+00:00' + make_interval(0, 0, 0, v.n + 1, 0, 0, 0) - interval 1 millisecond end,
+            v.n = {versions - 1},
+            timestamp'2025-06-01 00:00:00+00:00'
+        from range({keys}) as k
+        cross join (select id as n from range({versions})) as v
+    """)
+    kind = f"abs(xxhash64(id, {seed}, 'op')) % 100"
+    session.sql(f"""
+        create or replace table {SCHEMA}.fivetran_batch using delta as
+        select
+            id % {keys} as id,
+            case when {kind} < 80 then concat('n', cast(id as string)) when {kind} < 95 then 'unmod' end as a0,
+            case when {kind} < 80 then cast(id as string) when {kind} < 95 then cast(id * 2 as string)
+                else null end as a1,
+            timestamp'2025-02-01 00:00:00+00:00' + make_interval(0, 0, 0, 0, 0, 0, id div {keys}) as _fivetran_start,
+            case when {kind} < 80 then 'upsert' when {kind} < 95 then 'update' else 'delete' end as _fivetran_op
+        from range({events})
+    """)
+
+
+def generate_type6(session, keys: int, type2: float, type1: float, seed: int) -> None:
+    """`type6_1` (N keys) and `type6_2`: the given fractions with a Type 2 or a Type 1 change."""
+    fate = f"abs(xxhash64(id, {seed}, 'type6')) % 1000000 / 1000000.0"
+    for number, changed in ((1, "false"), (2, "true")):
+        t2_version = f"case when {changed} and {fate} < {type2} then 1 else 0 end"
+        t1_version = f"case when {changed} and {fate} >= {type2} and {fate} < {type2 + type1} then 1 else 0 end"
+        session.sql(f"""
+            create or replace table {SCHEMA}.type6_{number} using delta as
+            select
+                id,
+                date'2020-01-01' + cast(id % 1000 as int) as created_on,
+                concat('name-', cast(xxhash64(id, {t1_version}) % 10000 as string)) as display_name,
+                concat('tier-', cast(xxhash64(id, {t2_version}) % 5 as string)) as tier,
+                cast(xxhash64(id, 'score', {t2_version}) % 1000 as int) as score,
+                concat('region-', cast(id % 50 as string)) as region
+            from range({keys})
+        """)
+
+
+def time_incremental(session, project: Path, name: str, first: dict, second: dict, repeat: int,
+                     prepare=None) -> dict:
+    """Times `second` after `first`, restoring the table to its state after `first` each time."""
+    table = f"{SCHEMA}.{name}"
+    if prepare is None:
+        run_model(project, name, **first)
+    base = delta_version(session, table)
+    times, commits, written = [], [], []
+    for _ in range(repeat):
+        session.sql(f"restore table {table} to version as of {base}")
+        before = delta_version(session, table)
+        times.append(run_model(project, name, **second))
+        commits.append(delta_version(session, table) - before)
+        written.append(rows_written(session, table, before))
+    return {"contender": name, "seconds_median": statistics.median(times), "seconds_min": min(times),
+            "seconds_max": max(times), "commits": commits[-1], "rows_written": written[-1]}
+
+
+MODELS = {
+    "scd2_hist_merge": "{{ config(materialized='scd2_hist', unique_key='id', strategy='merge') }}\n"
+                       "select * from historize_bench.{{ var('snapshot') }}\n",
+    "scd2_hist_ordered": "{{ config(materialized='scd2_hist', unique_key='id', strategy='ordered') }}\n"
+                         "select * from historize_bench.{{ var('snapshot') }}\n",
+    "fivetran_bench": "{{ config(materialized='fivetran_history', unique_key='id', unmodified_string='unmod') }}\n"
+                      "select * from historize_bench.{{ var('snapshot') }}\n",
+    "type6_bench": "{{ config(materialized='scd_type6', unique_key='id', type0_columns=['created_on'], "
+                   "type1_columns=['display_name']) }}\nselect * from historize_bench.{{ var('snapshot') }}\n",
+}
+FIVETRAN_YML = """\
+version: 2
+models:
+  - name: fivetran_bench
+    columns:
+      - {name: a1, data_type: bigint}
+"""
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--scenario", choices=["scd2", "fivetran", "scd_type6", "all"], default="all")
     parser.add_argument("--keys", type=int, default=100_000)
     parser.add_argument("--attributes", type=int, default=6)
     parser.add_argument("--changed", type=float, default=0.10)
     parser.add_argument("--deleted", type=float, default=0.01)
     parser.add_argument("--new", type=float, default=0.01)
+    parser.add_argument("--fivetran-versions", type=int, default=1_000_000)
+    parser.add_argument("--fivetran-events", type=int, default=100_000)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--output", type=Path, default=dbt.ROOT / "bench" / "results.json")
     args = parser.parse_args(argv)
 
     dbt.environment()
+    import os
+
+    os.environ["HISTORIZE_SCHEMA"] = SCHEMA
     project = Path(tempfile.mkdtemp(prefix="historize-bench-"))
     (project / "dbt_packages").mkdir()
     (project / "dbt_packages" / "historize").symlink_to(dbt.ROOT)
     (project / "dbt_project.yml").write_text(PROJECT_YML)
     (project / "models").mkdir()
-    contenders = {f"scd2_hist_{s}": s for s in ("merge", "ordered")}
-    for name, strategy in contenders.items():
-        (project / "models" / f"{name}.sql").write_text(
-            f"{{{{ config(materialized='scd2_hist', unique_key='id', strategy='{strategy}') }}}}\n"
-            f"select * from {SCHEMA}.{{{{ var('snapshot') }}}}\n"
-        )
-    import os
-    os.environ["HISTORIZE_SCHEMA"] = SCHEMA
+    for name, sql in MODELS.items():
+        (project / "models" / f"{name}.sql").write_text(sql)
+    (project / "models" / "bench.yml").write_text(FIVETRAN_YML)
     dbt.run(["debug", "--quiet"], project_dir=project)
     session = dbt.spark()
     session.sql(f"drop schema if exists {SCHEMA} cascade")
-    generate(session, args.keys, args.attributes, args.changed, args.deleted, args.new, args.seed)
+    session.sql(f"create schema {SCHEMA}")
 
     results = []
-    for name in contenders:
-        table = f"{SCHEMA}.{name}"
-        run_model(project, name, "snapshot_1", "2026-01-01 00:00:00")
-        base = delta_version(session, table)
-        times, commits, written = [], [], []
-        for _ in range(args.repeat):
-            session.sql(f"restore table {table} to version as of {base}")
-            before = delta_version(session, table)
-            times.append(run_model(project, name, "snapshot_2", "2026-01-02 00:00:00"))
-            commits.append(delta_version(session, table) - before)
-            written.append(rows_written(session, table, before))
-        result = {
-            "contender": name, "keys": args.keys, "attributes": args.attributes, "changed": args.changed,
-            "deleted": args.deleted, "new": args.new, "seconds_median": statistics.median(times),
-            "seconds_min": min(times), "seconds_max": max(times), "commits": commits[-1], "rows_written": written[-1],
-        }
+
+    def report(result: dict, **facts) -> None:
+        result.update(facts)
         results.append(result)
         print(json.dumps(result), flush=True)
+
+    if args.scenario in ("scd2", "all"):
+        generate(session, args.keys, args.attributes, args.changed, args.deleted, args.new, args.seed)
+        for name in ("scd2_hist_merge", "scd2_hist_ordered"):
+            report(time_incremental(session, project, name,
+                                    {"snapshot": "snapshot_1", "at": "2026-01-01 00:00:00"},
+                                    {"snapshot": "snapshot_2", "at": "2026-01-02 00:00:00"}, args.repeat),
+                   keys=args.keys, changed=args.changed, deleted=args.deleted, new=args.new)
+    if args.scenario in ("fivetran", "all"):
+        versions_per_key = 4
+        generate_fivetran(session, args.fivetran_versions // versions_per_key, versions_per_key,
+                          args.fivetran_events, args.seed)
+        report(time_incremental(session, project, "fivetran_bench", {},
+                                {"snapshot": "fivetran_batch", "at": "2026-01-02 00:00:00"}, args.repeat,
+                                prepare="table generated"),
+               versions=args.fivetran_versions, events=args.fivetran_events)
+    if args.scenario in ("scd_type6", "all"):
+        generate_type6(session, args.keys, 0.10, 0.10, args.seed)
+        report(time_incremental(session, project, "type6_bench",
+                                {"snapshot": "type6_1", "at": "2026-01-01 00:00:00"},
+                                {"snapshot": "type6_2", "at": "2026-01-02 00:00:00"}, args.repeat),
+               keys=args.keys, type2_changed=0.10, type1_changed=0.10)
+
     args.output.parent.mkdir(parents=True, exist_ok=True)
     args.output.write_text(json.dumps(results, indent=2) + "\n")
     return 0
