@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import sys
 import tempfile
@@ -21,20 +22,7 @@ from pathlib import Path
 import dbt_inprocess as dbt
 
 SCHEMA = "historize_bench"
-PROJECT_YML = """\
-name: bench
-version: "1.0"
-config-version: 2
-profile: historize
-model-paths: ["models"]
-models:
-  +file_format: delta
-  historize:
-    +enabled: false
-seeds:
-  historize:
-    +enabled: false
-"""
+PROJECT_YML = dbt.project_yml("bench")
 
 
 def generate(session, keys: int, attributes: int, changed: float, deleted: float, new: float, seed: int) -> None:
@@ -199,14 +187,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     dbt.environment()
-    import os
-
     os.environ["HISTORIZE_SCHEMA"] = SCHEMA
-    project = Path(tempfile.mkdtemp(prefix="historize-bench-"))
-    (project / "dbt_packages").mkdir()
-    (project / "dbt_packages" / "historize").symlink_to(dbt.ROOT)
-    (project / "dbt_project.yml").write_text(PROJECT_YML)
-    (project / "models").mkdir()
+    project = dbt.package_project(Path(tempfile.mkdtemp(prefix="historize-bench-")), PROJECT_YML)
     for name, sql in MODELS.items():
         (project / "models" / f"{name}.sql").write_text(sql)
     (project / "models" / "bench.yml").write_text(FIVETRAN_YML)

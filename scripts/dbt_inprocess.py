@@ -32,6 +32,41 @@ def environment(spark_dir: Path | None = None) -> None:
         os.environ.setdefault("HISTORIZE_THREADS", "2")
 
 
+def project_yml(name: str) -> str:
+    """dbt_project.yml of a project using historize as a package, with its demo off
+    and its seed loader (real NULLs on the embedded Spark) dispatched to."""
+    return f"""\
+name: {name}
+version: "1.0"
+config-version: 2
+profile: historize
+model-paths: ["models"]
+macro-paths: ["macros"]
+seed-paths: ["seeds"]
+test-paths: ["tests"]
+target-path: "target"
+dispatch:
+  - macro_namespace: dbt
+    search_order: ["{name}", "historize", "dbt"]
+models:
+  +file_format: delta
+  historize:
+    +enabled: false
+seeds:
+  historize:
+    +enabled: false
+"""
+
+
+def package_project(path: Path, project_yml: str) -> Path:
+    """A dbt project at `path` that installs this repository as the package `historize`."""
+    (path / "dbt_packages").mkdir(parents=True, exist_ok=True)
+    (path / "dbt_packages" / "historize").symlink_to(ROOT)
+    (path / "models").mkdir(exist_ok=True)
+    (path / "dbt_project.yml").write_text(project_yml)
+    return path
+
+
 def run(
     args: Sequence[str],
     project_dir: Path = ROOT,

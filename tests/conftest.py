@@ -20,27 +20,7 @@ import dbt_inprocess as dbt  # noqa: E402
 
 _counter = itertools.count()
 
-PROJECT_YML = """\
-name: test_project
-version: "1.0"
-config-version: 2
-profile: historize
-model-paths: ["models"]
-macro-paths: ["macros"]
-seed-paths: ["seeds"]
-test-paths: ["tests"]
-target-path: "target"
-dispatch:
-  - macro_namespace: dbt
-    search_order: ["test_project", "historize", "dbt"]
-models:
-  +file_format: delta
-  historize:
-    +enabled: false
-seeds:
-  historize:
-    +enabled: false
-"""
+PROJECT_YML = dbt.project_yml("test_project")
 
 
 class Project:
@@ -103,11 +83,7 @@ def spark_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def project(request: pytest.FixtureRequest, tmp_path: Path, spark_dir: Path) -> Iterator[Project]:
     name = re.sub(r"[^a-z0-9]+", "_", request.node.name.lower())[:40].strip("_")
     schema = f"t{next(_counter)}_{name}"
-    path = tmp_path / "project"
-    (path / "dbt_packages").mkdir(parents=True)
-    (path / "dbt_packages" / "historize").symlink_to(ROOT)
-    (path / "dbt_project.yml").write_text(PROJECT_YML)
-    proj = Project(path, schema)
+    proj = Project(dbt.package_project(tmp_path / "project", PROJECT_YML), schema)
     dbt.spark().sql(f"create schema if not exists {schema}")
     yield proj
     if _session_started():

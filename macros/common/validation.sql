@@ -66,15 +66,3 @@
         ~ "Nothing was written; rename or drop it yourself if it is not history.") }}
   {%- endif -%}
 {% endmacro %}
-
-
-
-
-{#- A load may not go back in time: load_timestamp must be at least the newest
-    instant already in the table (equal is a rerun). -#}
-{% macro _raise_load_timestamp_older(model_name, newest_instant, relation) %}
-  {{ exceptions.raise_compiler_error(
-      "historize: model " ~ model_name ~ ": load_timestamp " ~ historize.load_timestamp()
-      ~ " is older than " ~ newest_instant ~ ", the newest time already in " ~ relation
-      ~ "; loads must come in time order. Nothing was written") }}
-{% endmacro %}

@@ -4,14 +4,11 @@ from __future__ import annotations
 import textwrap
 
 import dbt_checks
-from conftest import PROJECT_YML, ROOT
+from conftest import PROJECT_YML, dbt
 
 
 def make_project(path, models: dict[str, str], yml: str):
-    (path / "dbt_packages").mkdir(parents=True)
-    (path / "dbt_packages" / "historize").symlink_to(ROOT)
-    (path / "dbt_project.yml").write_text(PROJECT_YML)
-    (path / "models").mkdir()
+    dbt.package_project(path, PROJECT_YML)
     for name, sql in models.items():
         (path / "models" / f"{name}.sql").write_text(sql)
     (path / "models" / "_models.yml").write_text(textwrap.dedent(yml))

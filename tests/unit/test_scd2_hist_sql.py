@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import sqlfluff
 
-from conftest import PROJECT_YML, ROOT, dbt
+from conftest import PROJECT_YML, dbt
 
 RENDERERS = {
     "row_hash": "{{ historize.row_hash(['b', 'a']) }}",
@@ -28,11 +28,7 @@ AT = "timestamp'2026-01-01 06:00:00.000000+00:00'"
 @pytest.fixture(scope="module")
 def rendered(tmp_path_factory) -> dict[str, str]:
     """Compiles one model per builder, with unique_key ['region', 'id']."""
-    path = tmp_path_factory.mktemp("render")
-    (path / "dbt_packages").mkdir()
-    (path / "dbt_packages" / "historize").symlink_to(ROOT)
-    (path / "dbt_project.yml").write_text(PROJECT_YML)
-    (path / "models").mkdir()
+    path = dbt.package_project(tmp_path_factory.mktemp("render"), PROJECT_YML)
     for name, body in RENDERERS.items():
         (path / "models" / f"{name}.sql").write_text(textwrap.dedent(f"""\
             {{{{ config(materialized='view', unique_key=['region', 'id']) }}}}

@@ -11,16 +11,9 @@
 
   {{ run_hooks(pre_hooks) }}
 
-  {%- if should_full_refresh() -%}
-    {{ log("historize: " ~ cfg.model_name ~ ": --full-refresh never rebuilds a history table; loading incrementally", info=true) }}
-  {%- endif -%}
+  {{ historize._log_full_refresh(cfg.model_name) }}
 
-  {{ historize._uncache_view(source_view) }}
-  {%- call statement('stage_batch') -%}
-    create or replace temporary view {{ source_view }} as
-    {{ sql }}
-  {%- endcall -%}
-  {%- set select_columns = adapter.get_columns_in_relation(source_view) -%}
+  {%- set select_columns = historize._stage_select(source_view, sql) -%}
   {%- set select_names = select_columns | map(attribute='name') | map('lower') | list -%}
   {{ historize._assert_columns_present(cfg.unique_key, select_names, 'unique_key', cfg.model_name) }}
   {{ historize._assert_columns_present([cfg.start], select_names, 'the event time', cfg.model_name) }}

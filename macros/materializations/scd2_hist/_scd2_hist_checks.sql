@@ -32,16 +32,7 @@
 
 {% macro _scd2_hist_plan(cfg, target, changes) %}
   {%- set row = run_query(historize._scd2_hist_plan_sql(cfg, target, changes)).rows[0] -%}
-  {%- if row['load_is_older'] -%}
-    {{ historize._raise_load_timestamp_older(cfg.model_name, row['newest_instant'], target) }}
-  {%- endif -%}
-  {%- if row['conflicts'] > 0 -%}
-    {{ exceptions.raise_compiler_error(
-        "historize: model " ~ cfg.model_name ~ ": load_timestamp " ~ historize.load_timestamp()
-        ~ " was already loaded with other data: " ~ row['conflicts'] ~ " key(s) whose version began at this "
-        ~ "load_timestamp now differ, e.g. " ~ row['conflict_examples']
-        ~ "; a rerun must see the same snapshot, a new snapshot needs a new load_timestamp. Nothing was written") }}
-  {%- endif -%}
+  {{ historize._assert_plan_applicable(row, cfg.model_name, target, 'version') }}
   {{ return({
       'close_changed': row['close_changed'] | int,
       'close_deleted': row['close_deleted'] | int,

@@ -121,7 +121,7 @@
     already in the table (a load may not go back in time). -#}
 {% macro _scd2_hist_plan_sql(cfg, target, changes) %}
   {%- set at = historize.load_timestamp_sql() -%}
-    with counted as (
+  {%- set counted -%}
         select
             coalesce(sum(case when _historize_action = 'changed' and _historize_has_open then 1 else 0 end), 0) as close_changed,
             coalesce(sum(case when _historize_action = 'deleted' then 1 else 0 end), 0) as close_deleted,
@@ -131,19 +131,9 @@
             concat_ws('; ', slice(collect_list(case when _historize_action in ('changed', 'deleted') and _historize_open_started_at = {{ at }}
                 then concat('(', concat_ws(', ', {% for name in cfg.unique_key %}cast({{ adapter.quote('_historize_key_' ~ loop.index0) }} as string){{ ', ' if not loop.last }}{% endfor %}), ') ', _historize_action) end), 1, 5)) as conflict_examples
         from {{ changes }}
-    ),
-
-    newest as (
-        select greatest(max({{ adapter.quote(cfg.started_at) }}), max({{ adapter.quote(cfg.ended_at) }})) as newest_instant
-        from {{ target }}
-    )
-
-    select
-        counted.*,
-        cast(newest.newest_instant as string) as newest_instant,
-        coalesce(newest.newest_instant > {{ at }}, false) as load_is_older
-    from counted
-    cross join newest
+  {%- endset -%}
+  {%- set newest = 'greatest(max(' ~ adapter.quote(cfg.started_at) ~ '), max(' ~ adapter.quote(cfg.ended_at) ~ '))' -%}
+  {{ historize._plan_with_newest_instant(counted, target, newest) }}
 {% endmacro %}
 
 

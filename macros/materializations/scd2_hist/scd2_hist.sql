@@ -12,17 +12,10 @@
 
   {{ run_hooks(pre_hooks) }}
 
-  {%- if should_full_refresh() -%}
-    {{ log("historize: " ~ cfg.model_name ~ ": --full-refresh never rebuilds a history table; loading incrementally", info=true) }}
-  {%- endif -%}
+  {{ historize._log_full_refresh(cfg.model_name) }}
 
-  {{ historize._uncache_view(source_view) }}
   {#- The select as a view; its columns decide the attributes. -#}
-  {%- call statement('stage_select') -%}
-    create or replace temporary view {{ source_view }} as
-    {{ sql }}
-  {%- endcall -%}
-  {%- set select_columns = adapter.get_columns_in_relation(source_view) -%}
+  {%- set select_columns = historize._stage_select(source_view, sql) -%}
   {%- set select_names = select_columns | map(attribute='name') | map('lower') | list -%}
   {{ historize._scd2_hist_assert_select(cfg, select_names) }}
   {%- set has_row_hash = cfg.row_hash in select_names -%}

@@ -101,7 +101,7 @@
     and whether the load goes back in time. -#}
 {% macro _scd_type6_plan_sql(cfg, target, changes) %}
   {%- set at = historize.load_timestamp_sql() -%}
-    with counted as (
+  {%- set counted -%}
         select
             coalesce(sum(case when _t6_type2_action = 'new' then 1 else 0 end), 0) as inserted,
             coalesce(sum(case when _t6_type2_action = 'changed' then 1 else 0 end), 0) as changed,
@@ -111,19 +111,9 @@
             concat_ws('; ', slice(collect_list(case when _t6_type2_action in ('changed', 'deleted') and _t6_current_from = {{ at }}
                 then concat('(', concat_ws(', ', {% for name in cfg.unique_key %}cast({{ adapter.quote('_t6_key_' ~ loop.index0) }} as string){{ ', ' if not loop.last }}{% endfor %}), ') ', _t6_type2_action) end), 1, 5)) as conflict_examples
         from {{ changes }}
-    ),
-
-    newest as (
-        select greatest(max(effective_from), max(case when not current_flag then effective_to end)) as newest_instant
-        from {{ target }}
-    )
-
-    select
-        counted.*,
-        cast(newest.newest_instant as string) as newest_instant,
-        coalesce(newest.newest_instant > {{ at }}, false) as load_is_older
-    from counted
-    cross join newest
+  {%- endset -%}
+  {{ historize._plan_with_newest_instant(counted, target,
+      'greatest(max(effective_from), max(case when not current_flag then effective_to end))') }}
 {% endmacro %}
 
 

@@ -14,16 +14,9 @@
 
   {{ run_hooks(pre_hooks) }}
 
-  {%- if should_full_refresh() -%}
-    {{ log("historize: " ~ cfg.model_name ~ ": --full-refresh never rebuilds a dimension or its audit; loading incrementally", info=true) }}
-  {%- endif -%}
+  {{ historize._log_full_refresh(cfg.model_name, 'a dimension or its audit') }}
 
-  {{ historize._uncache_view(source_view) }}
-  {%- call statement('stage_select') -%}
-    create or replace temporary view {{ source_view }} as
-    {{ sql }}
-  {%- endcall -%}
-  {%- set select_columns = adapter.get_columns_in_relation(source_view) -%}
+  {%- set select_columns = historize._stage_select(source_view, sql) -%}
   {%- set select_names = select_columns | map(attribute='name') | map('lower') | list -%}
   {%- set type2 = historize._scd_type6_assert_columns(cfg, select_names) -%}
   {%- set has_reason = 'change_reason' in select_names -%}
@@ -51,16 +44,7 @@
     {{ historize._scd_type6_changes_sql(cfg, target_relation, source_view, attributes, type2, has_reason) }}
   {%- endcall -%}
   {%- set plan = run_query(historize._scd_type6_plan_sql(cfg, target_relation, changes_view)).rows[0] -%}
-  {%- if plan['load_is_older'] -%}
-    {{ historize._raise_load_timestamp_older(cfg.model_name, plan['newest_instant'], target_relation) }}
-  {%- endif -%}
-  {%- if plan['conflicts'] > 0 -%}
-    {{ exceptions.raise_compiler_error(
-        "historize: model " ~ cfg.model_name ~ ": load_timestamp " ~ historize.load_timestamp()
-        ~ " was already loaded with other data: " ~ plan['conflicts'] ~ " key(s) whose current row began at this "
-        ~ "load_timestamp now differ, e.g. " ~ plan['conflict_examples']
-        ~ "; a rerun must see the same snapshot, a new snapshot needs a new load_timestamp. Nothing was written") }}
-  {%- endif -%}
+  {{ historize._assert_plan_applicable(plan, cfg.model_name, target_relation, 'current row') }}
 
   {%- if plan['inserted'] + plan['changed'] + plan['deleted'] + plan['type1_changed'] == 0 -%}
     {%- call noop_statement('main', 'OK 0 (no change)', 'OK', 0) -%}{%- endcall -%}
