@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, Iterator, Mapping, Sequence
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
@@ -19,6 +20,15 @@ sys.path.insert(0, str(ROOT / "scripts"))
 import dbt_inprocess as dbt  # noqa: E402
 
 _counter = itertools.count()
+
+# The property tests: a few examples in CI (each is several dbt runs), more on demand
+# with HYPOTHESIS_EXAMPLES=50.
+property_settings = settings(
+    max_examples=int(os.environ.get("HYPOTHESIS_EXAMPLES", "4")),
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 
 PROJECT_YML = dbt.project_yml("test_project")
 

@@ -3,11 +3,11 @@ sequential Python model of the rules builds (tests/reference.py)."""
 from __future__ import annotations
 
 import datetime as dt
-import os
 
-from hypothesis import HealthCheck, example, given, settings
+from hypothesis import example, given
 from hypothesis import strategies as st
 
+from conftest import property_settings
 from reference import UNMODIFIED, FivetranModel, sorted_rows
 
 DAY = dt.datetime(2026, 1, 1)
@@ -29,8 +29,7 @@ def unique_starts(events):
     return kept
 
 
-@settings(max_examples=int(os.environ.get("HYPOTHESIS_EXAMPLES", "4")), deadline=None, database=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@property_settings
 @given(batches=st.lists(st.lists(EVENT, max_size=6).map(unique_starts), min_size=1, max_size=3))
 @example(batches=[[(1, "upsert", 1, "a", "x"), (1, "delete", 3, None, None)],
                   [(1, "update", 2, "b", UNMODIFIED), (1, "upsert", 5, None, None)]])

@@ -6,11 +6,11 @@ HYPOTHESIS_EXAMPLES=50 ./scripts/test.sh -k properties"""
 from __future__ import annotations
 
 import datetime as dt
-import os
 
-from hypothesis import HealthCheck, example, given, settings
+from hypothesis import example, given
 from hypothesis import strategies as st
 
+from conftest import property_settings
 from reference import Scd2Model, hash_key
 
 KEYS = st.integers(min_value=1, max_value=5)
@@ -20,12 +20,7 @@ BASE = dt.datetime(2026, 1, 1, 6, 0, 0, 123456)
 STRATEGIES = ("merge", "ordered")
 
 
-@settings(
-    max_examples=int(os.environ.get("HYPOTHESIS_EXAMPLES", "4")),
-    deadline=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
-    database=None,
-)
+@property_settings
 @given(snapshots=st.lists(SNAPSHOT, min_size=1, max_size=3))
 @example(snapshots=[{1: ("x", 1), 2: (None, None)}, {2: ("", None)}, {1: ("x", 1), 2: ("", 0)}])
 def test_history_matches_the_model_of_the_rules(project, snapshots):

@@ -3,11 +3,11 @@ pure-Python model of its rules builds (tests/reference.py)."""
 from __future__ import annotations
 
 import datetime as dt
-import os
 
-from hypothesis import HealthCheck, example, given, settings
+from hypothesis import example, given
 from hypothesis import strategies as st
 
+from conftest import property_settings
 from reference import Type6Model, sorted_rows
 
 VALUES = st.sampled_from([None, "", "a", "b"])
@@ -15,8 +15,7 @@ SNAPSHOT = st.dictionaries(st.integers(1, 4), st.tuples(VALUES, VALUES, VALUES),
 BASE = dt.datetime(2026, 1, 1, 6)
 
 
-@settings(max_examples=int(os.environ.get("HYPOTHESIS_EXAMPLES", "4")), deadline=None, database=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@property_settings
 @given(snapshots=st.lists(SNAPSHOT, min_size=1, max_size=3))
 @example(snapshots=[{1: ("a", "a", "a")}, {}, {1: ("b", "b", None)}])
 def test_dimension_matches_the_model_of_the_rules(project, snapshots):
