@@ -6,6 +6,7 @@ from __future__ import annotations
 import itertools
 import os
 import re
+import socket
 import sys
 import textwrap
 from pathlib import Path
@@ -104,3 +105,18 @@ def _session_started() -> bool:
     from pyspark.sql import SparkSession
 
     return SparkSession.getActiveSession() is not None
+
+
+@pytest.fixture(scope="session")
+def thrift_port(spark_dir: Path) -> int:
+    """A Spark Thrift Server (HiveThriftServer2) on the tests' SparkSession: dbt's
+    `thrift` target, as on a cluster, sees the same catalog and tables."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    session = dbt.spark()
+    session.conf.set("hive.server2.thrift.port", str(port))
+    session.conf.set("hive.server2.thrift.bind.host", "127.0.0.1")
+    server = session._jvm.org.apache.spark.sql.hive.thriftserver.HiveThriftServer2
+    server.startWithContext(session._jsparkSession.sqlContext())
+    return port

@@ -212,3 +212,13 @@
     where chg._historize_action = '{{ state }}'
   {%- endif -%}
 {% endmacro %}
+
+
+{#- After a rename, retirement, reactivation or widening: the open versions'
+    row_hash as the select's attribute columns now give it, so that the schema
+    change alone opens no version. -#}
+{% macro _scd2_hist_rehash_sql(cfg, target, attribute_columns) %}
+    update {{ target }}
+    set {{ adapter.quote(cfg.row_hash) }} = {{ historize.row_hash(attribute_columns) }}
+    where {{ adapter.quote(cfg.ended_at) }} is null
+{% endmacro %}

@@ -32,12 +32,29 @@
   {%- endif -%}
   {{ historize._assert_unique_key(source_view, cfg.unique_key, cfg.model_name) }}
 
-  {%- if existing_relation is none -%}
+  {#- A table that does not exist yet may be a renamed history table. -#}
+  {%- set former_relation = historize._former_table(target_relation, cfg.model_name, '_hist') if existing_relation is none else none -%}
+  {%- set history_relation = existing_relation or former_relation -%}
+
+  {%- if history_relation is none -%}
     {%- call statement('main') -%}
       {{ historize._scd2_hist_create_sql(cfg, target_relation, source_view, business_columns) }}
     {%- endcall -%}
   {%- else -%}
-    {{ historize._scd2_hist_assert_table_matches(cfg, target_relation, business_columns) }}
+    {#- Schema evolution: planned (and refused) before any change, then applied. -#}
+    {%- set schema_plan = historize._schema_sync_plan(cfg.model_name, history_relation,
+          historize._columns_named(select_columns, business_columns),
+          [cfg.hist_key] + historize._scd2_hist_technical_columns(cfg),
+          [] if former_relation is none else [((former_relation.identifier ~ '_key') | lower, cfg.hist_key)]) -%}
+    {%- if former_relation is not none -%}
+      {{ historize._rename_table(former_relation, target_relation, cfg.model_name) }}
+    {%- endif -%}
+    {{ historize._schema_sync_apply(schema_plan, cfg.model_name, target_relation, cfg.row_hash) }}
+    {%- if schema_plan.rehash and not has_row_hash -%}
+      {%- call statement('rehash_open_versions') -%}
+        {{ historize._scd2_hist_rehash_sql(cfg, target_relation, attribute_columns) }}
+      {%- endcall -%}
+    {%- endif -%}
     {%- call statement('stage_changes') -%}
       create or replace temporary view {{ changes_view }} as
       {{ historize._scd2_hist_changes_sql(cfg, target_relation, source_view, business_columns) }}

@@ -27,7 +27,7 @@
     {{ partition_cols(label="partitioned by") }}
     {{ location_clause() }}
     {{ comment_clause() }}
-    tblproperties ('delta.columnMapping.mode' = 'name', 'delta.minReaderVersion' = '2', 'delta.minWriterVersion' = '5')
+    tblproperties ('delta.columnMapping.mode' = 'name', 'delta.enableRowTracking' = 'true')
 {% endmacro %}
 
 
@@ -120,7 +120,7 @@
 {#- The dimension write: one MERGE. A key's existing rows are matched by one
     source row (close the current row, Type 1 values, delete reason); its new
     version comes from a second source row whose NULL key never matches. -#}
-{% macro _scd_type6_merge_sql(cfg, target, changes, attributes, type2) %}
+{% macro _scd_type6_merge_sql(cfg, target, changes, attributes, type2, unchanged) %}
   {%- set keys = cfg.unique_key -%}
   {%- set q = adapter.quote -%}
   {%- set at = historize.load_timestamp_sql() -%}
@@ -133,7 +133,7 @@
             {%- endfor %}
             role,
             chg.*
-        from {{ changes }} as chg
+        from (select * from {{ changes }} where {{ unchanged }}) as chg
         lateral view explode(
             case
                 when _t6_has_history and _t6_type2_action in ('new', 'changed')
@@ -184,7 +184,7 @@
 
 {#- One audit row per key changed by this load; the MERGE inserts only rows
     not there yet, so a rerun of the load writes none. -#}
-{% macro _scd_type6_audit_merge_sql(cfg, audit, changes, attributes) %}
+{% macro _scd_type6_audit_merge_sql(cfg, audit, changes, attributes, unchanged) %}
   {%- set keys = cfg.unique_key -%}
   {%- set q = adapter.quote -%}
   {%- set tracked = cfg.type1 + (attributes | reject('in', cfg.type0 + cfg.type1) | list) -%}
@@ -230,6 +230,7 @@
             case when _t6_type2_action = 'deleted' then 'deleted_in_source' else _t6_reason end as reason,
             {{ historize.load_run_id_sql() }} as source_batch_id
         from classified
+        where {{ unchanged }}
     ) as r
     on {% for name in keys %}a.{{ q(name) }} = r.{{ q(name) }} and {% endfor -%}
         a.change_ts = r.change_ts and a.change_type = r.change_type

@@ -12,6 +12,10 @@
   {{ historize._assert_delta_table(existing_relation, cfg.model_name) }}
   {{ historize._assert_delta_table(existing_audit, cfg.model_name) }}
 
+  {#- Both writes fail if another run wrote the dimension after the version
+      read here, before anything else (hooks included) reads it. -#}
+  {%- set read_version = historize._delta_version(existing_relation) if existing_relation is not none else none -%}
+
   {{ run_hooks(pre_hooks) }}
 
   {{ historize._log_full_refresh(cfg.model_name, 'a dimension or its audit') }}
@@ -24,9 +28,6 @@
   {%- set types = {} -%}
   {%- for column in select_columns -%}{%- do types.update({column.name | lower: column.data_type}) -%}{%- endfor -%}
 
-  {%- call statement('cache_source') -%}cache table {{ source_view }}{%- endcall -%}
-  {{ historize._assert_unique_key(source_view, cfg.unique_key, cfg.model_name) }}
-
   {%- if existing_relation is none -%}
     {%- call statement('create_table') -%}
       {{ historize._scd_type6_create_sql(cfg, target_relation, attributes, types) }}
@@ -37,6 +38,14 @@
       {{ historize._scd_type6_create_audit_sql(cfg, audit_relation, types) }}
     {%- endcall -%}
   {%- endif -%}
+
+  {%- if read_version is none -%}
+    {%- set read_version = historize._delta_version(target_relation) -%}
+  {%- endif -%}
+  {%- set unchanged = historize._unchanged_since_predicate(target_relation, read_version, cfg.model_name) -%}
+
+  {%- call statement('cache_source') -%}cache table {{ source_view }}{%- endcall -%}
+  {{ historize._assert_unique_key(source_view, cfg.unique_key, cfg.model_name) }}
 
   {{ historize._uncache_view(changes_view) }}
   {%- call statement('cache_changes') -%}
@@ -53,11 +62,11 @@
         fails between the two writes ends correct when rerun. -#}
     {%- if cfg.audit -%}
       {%- call statement('audit') -%}
-        {{ historize._scd_type6_audit_merge_sql(cfg, audit_relation, changes_view, attributes) }}
+        {{ historize._scd_type6_audit_merge_sql(cfg, audit_relation, changes_view, attributes, unchanged) }}
       {%- endcall -%}
     {%- endif -%}
     {%- call statement('main') -%}
-      {{ historize._scd_type6_merge_sql(cfg, target_relation, changes_view, attributes, type2) }}
+      {{ historize._scd_type6_merge_sql(cfg, target_relation, changes_view, attributes, type2, unchanged) }}
     {%- endcall -%}
   {%- endif -%}
   {{ log("historize: " ~ cfg.model_name ~ ": " ~ plan['inserted'] ~ " new, " ~ plan['changed'] ~ " Type 2 changes, "

@@ -1,0 +1,150 @@
+"""Schema evolution of history tables: renames by former_names (own YAML and
+inherited from the upstream model's), new, retired and reactivated columns,
+type widening, table renames, and the cases that must fail and change nothing."""
+from __future__ import annotations
+
+import datetime as dt
+from decimal import Decimal
+
+from reference import row_hash
+
+T1, T2, T3 = (dt.datetime(2026, 1, d, 6) for d in (1, 2, 3))
+V1 = "id int, name string, colour string, price decimal(10,2), legacy string, qty int"
+V2 = "id int, title string, color string, price decimal(12,2), qty bigint, size string"
+V3 = "id int, title string, color string, price decimal(12,2), qty bigint, size string, legacy string"
+YAML = """
+version: 2
+models:
+  - name: base
+    columns:
+      - name: color
+        meta: {former_names: [colour]}
+  - name: items_hist
+    columns:
+      - name: title
+        meta: {former_names: [name]}
+"""
+
+
+def variables(at: dt.datetime, run_id: str) -> dict:
+    return {"load_timestamp": at.strftime("%Y-%m-%d %H:%M:%S"), "load_run_id": run_id}
+
+
+def setup(project, history_config: str = "materialized='scd2_hist', unique_key='id'", name: str = "items_hist") -> None:
+    project.model("base", "{{ config(materialized='view') }} select * from {{ target.schema }}.snapshot")
+    project.model(name, f"{{{{ config({history_config}) }}}} select * from {{{{ ref('base') }}}}")
+    project.write("models/schema.yml", YAML)
+
+
+def load(project, columns: str, rows: list, at: dt.datetime, run_id: str) -> None:
+    project.create_table("snapshot", columns, rows)
+    project.run("run", variables=variables(at, run_id))
+
+
+def describe(project, name: str) -> list[tuple]:
+    rows = project.sql(f"describe table {project.schema}.{name}")
+    return [(r[0], r[1], r[2]) for r in rows if r[0] and not r[0].startswith("#")]
+
+
+def properties(project, name: str) -> dict:
+    return {k: v for k, v in project.sql(f"show tblproperties {project.schema}.{name}") if k.startswith("historize.")}
+
+
+def test_rename_add_retire_widen_and_reactivate_scd2_hist(project):
+    setup(project)
+    p = Decimal
+    load(project, V1, [(1, "bolt", "red", p("1.50"), "old", 10), (2, "nut", "blue", p("0.20"), "gone", 5)], T1, "r1")
+    before = project.commits("items_hist")
+
+    # load 2: name -> title (own YAML), colour -> color (the upstream's YAML), price and
+    # qty widened, size new, legacy gone. Only key 2 has a real change (its size).
+    load(project, V2, [(1, "bolt", "red", p("1.50"), 10, None), (2, "nut", "blue", p("0.20"), 5, "L")], T2, "r2")
+    assert [c[:2] for c in describe(project, "items_hist")] == [
+        ("items_hist_key", "string"), ("id", "int"), ("title", "string"), ("color", "string"),
+        ("price", "decimal(12,2)"), ("legacy", "string"), ("qty", "bigint"), ("size", "string"),
+        ("row_hash", "string"), ("version_started_at", "timestamp"), ("version_ended_at", "timestamp"),
+        ("version_state", "string"), ("load_run_id", "string"), ("loaded_at", "timestamp"),
+    ]
+    legacy_comment = dict((c[0], c[2]) for c in describe(project, "items_hist"))["legacy"]
+    assert legacy_comment == "retired at 2026-01-02 06:00:00.000000: no longer in the select of items_hist; NULL in versions loaded since"
+    assert properties(project, "items_hist") == {"historize.retired.legacy": "2026-01-02 06:00:00.000000"}
+    shown = "id, title, color, price, legacy, qty, size, version_started_at, version_ended_at, version_state, load_run_id"
+    assert project.table("items_hist", shown, "id, version_started_at") == [
+        (1, "bolt", "red", p("1.50"), "old", 10, None, T1, None, "new", "r1"),
+        (2, "nut", "blue", p("0.20"), "gone", 5, None, T1, T2, "changed", "r2"),
+        (2, "nut", "blue", p("0.20"), None, 5, "L", T2, None, "changed", "r2"),
+    ]
+    # the open versions' hashes are those of the select's columns now
+    hashes = project.table("items_hist", "id, row_hash", "id, version_started_at")
+    assert hashes[0][1] == row_hash({"title": "bolt", "color": "red", "price": "1.50", "qty": "10", "size": None})
+    ddl = [h["operation"] for h in reversed(project.history("items_hist")[: project.commits("items_hist") - before])]
+    assert ddl == ["SET TBLPROPERTIES", "RENAME COLUMN", "RENAME COLUMN", "CHANGE COLUMN", "CHANGE COLUMN",
+                   "ADD COLUMNS", "CHANGE COLUMN", "SET TBLPROPERTIES", "UPDATE", "MERGE"]
+
+    # load 3: legacy comes back (reactivated); key 1 gets a value in it, a new version
+    load(project, V3, [(1, "bolt", "red", p("1.50"), 10, None, "back"), (2, "nut", "blue", p("0.20"), 5, "L", None)], T3, "r3")
+    assert properties(project, "items_hist") == {}
+    assert project.table("items_hist", shown, "id, version_started_at") == [
+        (1, "bolt", "red", p("1.50"), "old", 10, None, T1, T3, "changed", "r3"),
+        (1, "bolt", "red", p("1.50"), "back", 10, None, T3, None, "changed", "r3"),
+        (2, "nut", "blue", p("0.20"), "gone", 5, None, T1, T2, "changed", "r2"),
+        (2, "nut", "blue", p("0.20"), None, 5, "L", T2, None, "changed", "r2"),
+    ]
+    # the same load again changes nothing
+    state = (project.table("items_hist", "*", "id, version_started_at"), project.commits("items_hist"))
+    project.run("run", variables=variables(T3, "r3"))
+    assert (project.table("items_hist", "*", "id, version_started_at"), project.commits("items_hist")) == state
+
+
+def test_bad_schema_changes_fail_and_change_nothing(project):
+    setup(project)
+    first = "id int, name string, title string, legacy string, qty int"
+    load(project, first, [(1, "bolt", "Bolt", "old", 10)], T1, "r1")
+
+    def fails(columns: str, rows: list, yaml: str = YAML) -> str:
+        project.write("models/schema.yml", yaml)
+        state = (project.table("items_hist", "*", "id"), project.commits("items_hist"), describe(project, "items_hist"),
+                 properties(project, "items_hist"))
+        project.create_table("snapshot", columns, rows)
+        message = project.fail("run", variables=variables(T2, "r2"))
+        assert (project.table("items_hist", "*", "id"), project.commits("items_hist"), describe(project, "items_hist"),
+                properties(project, "items_hist")) == state
+        assert "Nothing was written" in message
+        return message
+
+    assert ("column qty changes type from int to smallint, which is not a widening Delta can apply in place"
+            in fails("id int, name string, title string, legacy string, qty smallint", [(1, "bolt", "Bolt", "old", 10)]))
+    assert ("column legacy changes type from string to int"
+            in fails("id int, name string, title string, legacy int, qty int", [(1, "bolt", "Bolt", 1, 10)]))
+    # title's former name is name, and the table has both
+    assert ("column title and its former name name are both in the table"
+            in fails("id int, title string, legacy string, qty int", [(1, "Bolt", "old", 10)]))
+    # label has two former names, both in the table
+    two = YAML + "      - name: label\n        meta: {former_names: [name, legacy]}\n"
+    assert ("column label has several former names in the table: name, legacy"
+            in fails("id int, label string, title string, qty int", [(1, "bolt", "Bolt", 10)], two))
+
+
+def test_table_rename_takes_over_a_history_table_only(project):
+    setup(project, name="old_hist")
+    load(project, V1, [(1, "bolt", "red", Decimal("1.50"), "old", 10)], T1, "r1")
+    (project.path / "models" / "old_hist.sql").unlink()
+    project.model("new_hist", "{{ config(materialized='scd2_hist', unique_key='id', meta={'former_names': ['old_hist']}) }} "
+                              "select * from {{ ref('base') }}")
+
+    load(project, V1, [(1, "bolt", "red", Decimal("1.75"), "old", 10)], T2, "r2")
+    assert [row[1] for row in project.sql(f"show tables in {project.schema}") if row[1].endswith("_hist")] == ["new_hist"]
+    assert project.table("new_hist", "id, price, version_started_at, version_ended_at, version_state", "version_started_at") == [
+        (1, Decimal("1.50"), T1, T2, "changed"),
+        (1, Decimal("1.75"), T2, None, "changed"),
+    ]
+
+    # a base table is never taken over as history
+    project.create_table("products", V1, [(9, "x", "y", Decimal("1.00"), "z", 1)])
+    project.model("products_history", "{{ config(materialized='scd2_hist', unique_key='id', meta={'former_names': ['products']}) }} "
+                                      "select * from {{ ref('base') }}")
+    message = project.fail("run", "--select", "products_history", variables=variables(T3, "r3"))
+    assert (f"model products_history: its former name {project.schema}.products does not end in _hist; a history table "
+            "is only taken over from another history table. Nothing was written") in message
+    assert project.table("products", "id") == [(9,)]
+    assert [row[1] for row in project.sql(f"show tables in {project.schema}") if "products" in row[1] and not row[2]] == ["products"]
