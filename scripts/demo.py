@@ -7,13 +7,16 @@ import sys
 import dbt_inprocess as dbt
 
 DEMO_SCHEMA_SUFFIXES = ("demo", "demo_seeds")
+EVOLVED = "historize_demo.rc_aw_product_hist"  # the last load changes its schema
 LOADS = (
     {"demo_load": 1, "load_timestamp": "2026-01-01 06:00:00", "load_run_id": "demo-load-1"},
     {"demo_load": 2, "load_timestamp": "2026-02-01 06:00:00", "load_run_id": "demo-load-2"},
     {"demo_load": 3, "load_timestamp": "2026-03-01 06:00:00", "load_run_id": "demo-load-3"},
+    # products only: a rename, a widening, a new and a retired column
+    {"demo_load": 4, "load_timestamp": "2026-04-01 06:00:00", "load_run_id": "demo-load-4"},
 )
 SHOWN = {
-    "historize_demo.rc_aw_product_hist": "product_id, color, list_price, discontinued_on, "
+    "historize_demo.rc_aw_product_hist": "product_id, product_title, color, list_price, discontinued_on, size, "
     "version_started_at, version_ended_at, version_state, load_run_id",
     "historize_demo.product_as_of_mid_february": "*",
     "historize_demo.product_changes_since_first_load": "*",
@@ -43,13 +46,19 @@ def main() -> int:
     dbt.environment()
     dbt.run(["debug", "--quiet"])
     dbt.run(["run-operation", "drop_demo_schemas", "--args", str({"suffixes": list(DEMO_SCHEMA_SUFFIXES)})])
+    before_last_load = -1
     for load in LOADS:
+        if load is LOADS[-1]:
+            before_last_load = dbt.spark().sql(f"describe history {EVOLVED} limit 1").first().version
         print(f"\n== load {load['demo_load']} at {load['load_timestamp']} ({load['load_run_id']})", flush=True)
         dbt.run(["build", "--select", "demo"], variables=load)
     session = dbt.spark()
     for table, columns in SHOWN.items():
         print(f"\n== {table}")
         session.sql(f"select {columns} from {table} order by {ORDER[table]}").show(50, truncate=False)
+    print(f"\n== what load 4 did to {EVOLVED} (its Delta history)")
+    session.sql(f"describe history {EVOLVED}").where(f"version > {before_last_load}").select(
+        "version", "operation", "operationParameters").orderBy("version").show(50, truncate=False)
     dbt.run(["docs", "generate", "--quiet"])
     print(f"\n== dbt docs: target/index.html and target/catalog.json written; browse them with: "
           f"source scripts/setup.sh && dbt docs serve")

@@ -3,7 +3,6 @@
 -- The products as they were on 2026-02-15: one version per product alive then.
 select
     product_id,
-    product_name,
     color,
     list_price,
     version_started_at

@@ -3,7 +3,6 @@
 -- Every change to products after the first load: new, changed and deleted keys.
 select
     product_id,
-    product_name,
     color,
     list_price,
     change_kind,

@@ -10,4 +10,4 @@ select
     home_property,
     risk_score
 from {{ ref('player_snapshots') }}
-where load_number = {{ var('demo_load', 1) }}
+where load_number = {{ [var('demo_load', 1) | int, 3] | min }}  -- load 4 changes products only

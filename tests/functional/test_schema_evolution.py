@@ -148,3 +148,48 @@ def test_table_rename_takes_over_a_history_table_only(project):
             "is only taken over from another history table. Nothing was written") in message
     assert project.table("products", "id") == [(9,)]
     assert [row[1] for row in project.sql(f"show tables in {project.schema}") if "products" in row[1] and not row[2]] == ["products"]
+
+
+def test_scd_type6_rename_widen_add_and_retire(project):
+    project.model("dim", "{{ config(materialized='scd_type6', unique_key='k', type1_columns=['b']) }} "
+                         "select * from {{ target.schema }}.snapshot")
+    project.write("models/schema.yml", "version: 2\nmodels:\n  - name: dim\n    columns:\n"
+                                       "      - name: alpha\n        meta: {former_names: [a]}\n")
+    load(project, "k int, a int, b string, c string", [(1, 10, "x", "c1"), (2, 20, "y", "c2")], T1, "r1")
+    # a -> alpha and int -> bigint, c retired, d new: key 1 keeps its version; key 2 gets a
+    # Type 1 change (all its rows) and a Type 2 change (d)
+    load(project, "k int, alpha bigint, b string, d string", [(1, 10, "x", None), (2, 20, "y2", "d2")], T2, "r2")
+    assert [c[:2] for c in describe(project, "dim")] == [
+        ("dim_key", "string"), ("k", "int"), ("alpha", "bigint"), ("b", "string"), ("c", "string"), ("d", "string"),
+        ("effective_from", "timestamp"), ("effective_to", "timestamp"), ("current_flag", "boolean"), ("version", "int"),
+        ("change_reason", "string"), ("_hash", "string"),
+    ]
+    assert properties(project, "dim") == {"historize.retired.c": "2026-01-02 06:00:00.000000"}
+    sentinel = dt.datetime(9999, 12, 31, 23, 59, 59)
+    assert project.table("dim", "k, alpha, b, c, d, effective_from, effective_to, current_flag, version", "k, version") == [
+        (1, 10, "x", "c1", None, T1, sentinel, True, 1),
+        (2, 20, "y2", "c2", None, T1, T2, False, 1),
+        (2, 20, "y2", None, "d2", T2, sentinel, True, 2),
+    ]
+
+
+def test_fivetran_history_rename_add_and_retire(project):
+    from reference import MILLISECOND, TMAX
+
+    project.model("ft", "{{ config(materialized='fivetran_history', unique_key='id') }} select * from {{ target.schema }}.batch")
+    project.write("models/schema.yml", "version: 2\nmodels:\n  - name: ft\n    columns:\n"
+                                       "      - name: label\n        meta: {former_names: [col1]}\n")
+    s1, s2 = dt.datetime(2026, 2, 1), dt.datetime(2026, 2, 2)
+    project.create_table("batch", "id int, col1 string, col2 string, _fivetran_start timestamp, _fivetran_op string, "
+                                  "_fivetran_synced timestamp", [(1, "a", "x", T1, "upsert", s1)])
+    project.run("run")
+    project.create_table("batch", "id int, label string, col3 string, _fivetran_start timestamp, _fivetran_op string, "
+                                  "_fivetran_synced timestamp", [(1, "b", "z", T2, "upsert", s2)])
+    project.run("run", variables=variables(T2, "r2"))
+    assert [c[0] for c in describe(project, "ft")] == [
+        "id", "label", "col2", "col3", "_fivetran_start", "_fivetran_end", "_fivetran_active", "_fivetran_synced"]
+    assert properties(project, "ft") == {"historize.retired.col2": "2026-01-02 06:00:00.000000"}
+    assert project.table("ft", "*", "_fivetran_start") == [
+        (1, "a", "x", None, T1, T2 - MILLISECOND, False, s1),
+        (1, "b", None, "z", T2, TMAX, True, s2),
+    ]

@@ -32,6 +32,14 @@
     {%- call statement('create_table') -%}
       {{ historize._fivetran_history_create_sql(cfg, target_relation, data_columns, types) }}
     {%- endcall -%}
+  {%- else -%}
+    {#- Schema evolution: renames, widening, new and retired columns (no hash to
+        bring in line: versions come from the events). -#}
+    {%- set typed = [] -%}
+    {%- for name in cfg.unique_key + data_columns -%}{%- do typed.append({'name': name, 'data_type': types[name]}) -%}{%- endfor -%}
+    {%- set schema_plan = historize._schema_sync_plan(cfg.model_name, target_relation, typed,
+          [cfg.start, cfg['end'], cfg.active, cfg.synced]) -%}
+    {{ historize._schema_sync_apply(schema_plan, cfg.model_name, target_relation, cfg.start) }}
   {%- endif -%}
 
   {{ historize._uncache_view(changes_view) }}

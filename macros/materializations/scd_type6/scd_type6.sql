@@ -32,6 +32,22 @@
     {%- call statement('create_table') -%}
       {{ historize._scd_type6_create_sql(cfg, target_relation, attributes, types) }}
     {%- endcall -%}
+  {%- else -%}
+    {#- Schema evolution: planned (and refused) before any change, then applied;
+        the writes it makes are this run's own, so the version is read again. -#}
+    {%- set technical = ['effective_from', 'effective_to', 'current_flag', 'version', 'change_reason', '_hash'] -%}
+    {%- set schema_plan = historize._schema_sync_plan(cfg.model_name, target_relation,
+          historize._columns_named(select_columns, cfg.unique_key + attributes),
+          [cfg.surrogate_key] + cfg.type3.values() | list + technical) -%}
+    {{ historize._schema_sync_apply(schema_plan, cfg.model_name, target_relation, (cfg.type3.values() | list + technical)[0]) }}
+    {%- if schema_plan.rehash -%}
+      {%- call statement('rehash_current_rows') -%}
+        update {{ target_relation }} set _hash = {{ historize.row_hash(type2) }} where current_flag
+      {%- endcall -%}
+    {%- endif -%}
+    {%- if schema_plan.changed -%}
+      {%- set read_version = historize._delta_version(target_relation) -%}
+    {%- endif -%}
   {%- endif -%}
   {%- if cfg.audit and existing_audit is none -%}
     {%- call statement('create_audit') -%}
