@@ -1,12 +1,19 @@
-"""Benchmark of the history materializations on generated data.
+"""Benchmark of the history materializations against what users use today.
 
-    python scripts/bench.py --keys 100000 --repeat 3
+    python scripts/bench.py              # the full run (the README's figures)
+    python scripts/bench.py --quick      # tiny sizes, one repetition (CI)
 
-Generates a snapshot of N keys and a next snapshot with given fractions of
-changed, deleted and new keys (deterministic from --seed), loads the first
-into each contender's history table, then times the incremental load of the
-second, restoring the table between repetitions. Reports the median, min and
-max wall time, the Delta commits and the rows written, and writes JSON.
+For each case it generates snapshots of N keys (K typed attribute columns with
+NULLs; deterministic from --seed), builds each contender's history through
+`depth` loads, then times one load with the given fractions of changed,
+deleted and new keys, the median of --repeat runs (min and max too), the table
+restored to its version before the load in between. Contenders: scd2_hist
+(merge, ordered, merge with deletion vectors), dbt's snapshot (check strategy
+on all columns, hard_deletes: invalidate), the hand-written PySpark two-pass
+job, and the lower bound (read the snapshot and the open versions once, write
+only the changed rows). After each case, every contender must hold the same
+history. Series: N (size), history depth, change rate; plus fivetran_history
+and scd_type6 loads. Writes JSON (--output) and a PNG chart beside it.
 """
 from __future__ import annotations
 
@@ -25,55 +32,35 @@ SCHEMA = "historize_bench"
 PROJECT_YML = dbt.project_yml("bench")
 
 
-def generate(session, keys: int, attributes: int, changed: float, deleted: float, new: float, seed: int) -> None:
-    """Two snapshots: `snapshot_1` (N keys) and `snapshot_2` (the given fractions changed, deleted, new)."""
-    def attribute_columns(version_expr: str) -> str:
-        parts = []
-        for i in range(attributes):
-            kind = i % 3
-            value = f"xxhash64(id, {seed}, {i}, {version_expr})"
-            if kind == 0:
-                parts.append(f"case when {value} % 10 = 0 then null else concat('s', cast({value} % 100000 as string)) end as a{i}")
-            elif kind == 1:
-                parts.append(f"cast({value} % 1000000 as bigint) as a{i}")
-            else:
-                parts.append(f"timestamp'2020-01-01 00:00:00' + make_interval(0, 0, 0, 0, 0, 0, abs({value} % 100000000)) as a{i}")
-        return ",\n".join(parts)
+def attribute_columns(attributes: int, seed: int, version_expr: str) -> str:
+    """K attribute columns (strings with NULLs, numbers, timestamps) of a key at a version."""
+    parts = []
+    for i in range(attributes):
+        value = f"xxhash64(id, {seed}, {i}, {version_expr})"
+        if i % 3 == 0:
+            parts.append(f"case when {value} % 10 = 0 then null else concat('s', cast({value} % 100000 as string)) end as a{i}")
+        elif i % 3 == 1:
+            parts.append(f"cast({value} % 1000000 as bigint) as a{i}")
+        else:
+            parts.append(f"timestamp'2020-01-01 00:00:00' + make_interval(0, 0, 0, 0, 0, 0, abs({value} % 100000000)) as a{i}")
+    return ",\n".join(parts)
 
-    session.sql(f"create schema if not exists {SCHEMA}")
+
+def make_snapshot(session, name: str, keys: int, attributes: int, seed: int, base: int = 0,
+                  changed: float = 0.0, deleted: float = 0.0, new: float = 0.0) -> None:
+    """A snapshot of N keys at version `base`, of which the given fractions are
+    deleted or changed (version base + 1), plus new keys. A key's fate is a hash
+    of the key, so every contender sees the same data."""
+    fate = f"abs(xxhash64(id, {seed}, {base}, 'fate')) % 1000000 / 1000000.0"
+    version = f"case when {fate} < {deleted + changed} then {base + 1} else {base} end"
     session.sql(f"""
-        create or replace table {SCHEMA}.snapshot_1 using delta as
-        select id, {attribute_columns('0')} from range({keys})
-    """)
-    # a key's fate in load 2 comes from a hash of the key: deleted, changed or unchanged
-    fate = f"abs(xxhash64(id, {seed}, 'fate')) % 1000000 / 1000000.0"
-    session.sql(f"""
-        create or replace table {SCHEMA}.snapshot_2 using delta as
-        select id, {attribute_columns(f"case when {fate} < {deleted + changed} then 1 else 0 end")}
+        create or replace table {SCHEMA}.{name} using delta as
+        select id, {attribute_columns(attributes, seed, version)}
         from range({keys})
         where {fate} >= {deleted}
         union all
-        select id, {attribute_columns('0')} from range({keys}, {keys + int(keys * new)})
+        select id, {attribute_columns(attributes, seed, '0')} from range({keys}, {keys + int(keys * new)})
     """)
-
-
-def run_model(project: Path, model: str, snapshot: str, at: str) -> float:
-    started = time.perf_counter()
-    dbt.run(["run", "--select", model], project_dir=project,
-            variables={"snapshot": snapshot, "load_timestamp": at, "load_run_id": f"{snapshot}@{at}"})
-    return time.perf_counter() - started
-
-
-def delta_version(session, table: str) -> int:
-    return session.sql(f"describe history {table} limit 1").collect()[0]["version"]
-
-
-def rows_written(session, table: str, since: int) -> int:
-    total = 0
-    for row in session.sql(f"describe history {table}").where(f"version > {since}").collect():
-        metrics = row["operationMetrics"] or {}
-        total += int(metrics.get("numOutputRows", 0))
-    return total
 
 
 def generate_fivetran(session, keys: int, versions: int, events: int, seed: int) -> None:
@@ -177,6 +164,30 @@ def lower_bound(session, snapshot: str, open_versions_of: str, output: str, attr
     """)
 
 
+# ---------------------------------------------------------------- measuring
+
+def delta_version(session, table: str) -> int:
+    return session.sql(f"describe history {table} limit 1").collect()[0]["version"]
+
+
+WRITE_METRICS = {  # Delta operationMetrics, by what they count, over MERGE / UPDATE / WRITE
+    "rows_written": ("numOutputRows",),
+    "files_added": ("numTargetFilesAdded", "numAddedFiles", "numFiles"),
+    "files_removed": ("numTargetFilesRemoved", "numRemovedFiles"),
+    "bytes_added": ("numTargetBytesAdded", "numAddedBytes", "numOutputBytes"),
+    "bytes_removed": ("numTargetBytesRemoved", "numRemovedBytes"),
+}
+
+
+def writes_since(session, table: str, since: int) -> dict:
+    """Commits after version `since`, and what they wrote."""
+    commits = session.sql(f"describe history {table}").where(f"version > {since}").collect()
+    totals = {"commits": len(commits), "operations": sorted(c["operation"] for c in commits)}
+    for name, keys in WRITE_METRICS.items():
+        totals[name] = sum(int((c["operationMetrics"] or {}).get(key, 0)) for c in commits for key in keys)
+    return totals
+
+
 def timed(action, repeat: int, reset) -> dict:
     """Times `action` `repeat` times, each after `reset`."""
     times = []
@@ -185,45 +196,32 @@ def timed(action, repeat: int, reset) -> dict:
         started = time.perf_counter()
         action()
         times.append(time.perf_counter() - started)
-    return {"seconds_median": statistics.median(times), "seconds_min": min(times), "seconds_max": max(times)}
+    return {"seconds_median": statistics.median(times), "seconds_min": min(times), "seconds_max": max(times),
+            "repeat": repeat}
 
 
-def history_signature(session, table: str) -> list:
-    """What every contender must agree on: each version's key, attributes, interval and state."""
-    columns = ", ".join(c for c in session.table(f"{SCHEMA}.snapshot_1").columns)
-    return session.sql(f"""
-        select {columns}, version_started_at, version_ended_at, version_state from {table}
-    """).orderBy("id", "version_started_at").collect()
-
-
-def time_incremental(session, project: Path, name: str, first: dict, second: dict, repeat: int,
-                     prepare=None) -> dict:
-    """Times `second` after `first`, restoring the table to its state after `first` each time."""
-    table = f"{SCHEMA}.{name}"
-    if prepare is None:
-        run_model(project, name, **first)
-    base = delta_version(session, table)
-    times, commits, written = [], [], []
-    for _ in range(repeat):
-        session.sql(f"restore table {table} to version as of {base}")
-        before = delta_version(session, table)
-        times.append(run_model(project, name, **second))
-        commits.append(delta_version(session, table) - before)
-        written.append(rows_written(session, table, before))
-    return {"contender": name, "seconds_median": statistics.median(times), "seconds_min": min(times),
-            "seconds_max": max(times), "commits": commits[-1], "rows_written": written[-1]}
-
+# ---------------------------------------------------------------- contenders
 
 MODELS = {
     "scd2_hist_merge": "{{ config(materialized='scd2_hist', unique_key='id', strategy='merge') }}\n"
                        "select * from historize_bench.{{ var('snapshot') }}\n",
     "scd2_hist_ordered": "{{ config(materialized='scd2_hist', unique_key='id', strategy='ordered') }}\n"
                          "select * from historize_bench.{{ var('snapshot') }}\n",
+    "scd2_hist_merge_dv": "{{ config(materialized='scd2_hist', unique_key='id', strategy='merge', "
+                          "tblproperties={'delta.enableDeletionVectors': 'true'}) }}\n"
+                          "select * from historize_bench.{{ var('snapshot') }}\n",
     "fivetran_bench": "{{ config(materialized='fivetran_history', unique_key='id', unmodified_string='unmod') }}\n"
                       "select * from historize_bench.{{ var('snapshot') }}\n",
     "type6_bench": "{{ config(materialized='scd_type6', unique_key='id', type0_columns=['created_on'], "
                    "type1_columns=['display_name']) }}\nselect * from historize_bench.{{ var('snapshot') }}\n",
 }
+SNAPSHOT = """\
+{% snapshot dbt_snapshot %}
+{{ config(target_schema='historize_bench', unique_key='id', strategy='check', check_cols='all',
+          hard_deletes='invalidate', file_format='delta') }}
+select * from historize_bench.{{ var('snapshot') }}
+{% endsnapshot %}
+"""
 FIVETRAN_YML = """\
 version: 2
 models:
@@ -231,22 +229,189 @@ models:
     columns:
       - {name: a1, data_type: bigint}
 """
+SCD2_CONTENDERS = ("scd2_hist_merge", "scd2_hist_ordered", "scd2_hist_merge_dv", "dbt_snapshot", "pyspark_two_pass")
+
+
+def dbt_load(project: Path, name: str, snapshot: str, at: str) -> None:
+    command = ["snapshot"] if name == "dbt_snapshot" else ["run"]
+    dbt.run(command + ["--select", name], project_dir=project,
+            variables={"snapshot": snapshot, "load_timestamp": at, "load_run_id": f"{snapshot}@{at}"})
+
+
+def load_into(session, project: Path, name: str, snapshot: str, at: str, attributes: list[str]) -> None:
+    """One load of `snapshot` into contender `name`'s table."""
+    if name != "pyspark_two_pass":
+        dbt_load(project, name, snapshot, at)
+    elif session.catalog.tableExists(f"{SCHEMA}.{name}"):
+        pyspark_two_pass(session, f"{SCHEMA}.{name}", f"{SCHEMA}.{snapshot}", at, attributes)
+    else:
+        session.sql(f"""
+            create table {SCHEMA}.{name} using delta
+            tblproperties ('delta.columnMapping.mode' = 'name', 'delta.minReaderVersion' = '2', 'delta.minWriterVersion' = '5')
+            as select *, {ATTRIBUTE_HASH.format(columns=', '.join(attributes))} as row_hash,
+                timestamp'{at}' as version_started_at, cast(null as timestamp) as version_ended_at, 'new' as version_state
+            from {SCHEMA}.{snapshot}
+        """)
+
+
+def history_signature(session, name: str, attributes: list[str]) -> list:
+    """What every contender must agree on: each key's versions, in order, and which is open."""
+    table = f"{SCHEMA}.{name}"
+    start, end = (("dbt_valid_from", "dbt_valid_to") if name == "dbt_snapshot"
+                  else ("version_started_at", "version_ended_at"))
+    return session.sql(f"""
+        select id, {', '.join(attributes)}, {end} is null as is_open,
+            row_number() over (partition by id order by {start}) as version_number
+        from {table}
+    """).orderBy("id", "version_number").collect()
+
+
+def scd2_case(session, project: Path, keys: int, attributes: int, depth: int, changed: float, deleted: float,
+              new: float, repeat: int, seed: int, contenders: tuple[str, ...]) -> list[dict]:
+    """One measured load: each contender's table is built through `depth` loads
+    (every key changes in each), then the load with the given fractions is timed
+    `repeat` times, the table restored in between; the lower bound too. Checks
+    that all contenders hold the same history after it."""
+    for name in contenders + ("lower_bound_output",):
+        session.sql(f"drop table if exists {SCHEMA}.{name}")
+    history = []
+    for version in range(depth):
+        make_snapshot(session, f"history_{version}", keys, attributes, seed, base=version)
+        history.append((f"history_{version}", f"2026-01-{version + 1:02d} 00:00:00"))
+    make_snapshot(session, "measured", keys, attributes, seed, base=depth - 1, changed=changed, deleted=deleted, new=new)
+    at = f"2026-02-01 00:00:00"
+    columns = [c for c in session.table(f"{SCHEMA}.measured").columns if c != "id"]
+    case = {"keys": keys, "depth": depth, "changed": changed, "deleted": deleted, "new": new}
+    results, bases = [], {}
+    for name in contenders:
+        for snapshot, when in history:
+            load_into(session, project, name, snapshot, when, columns)
+        table = f"{SCHEMA}.{name}"
+        base = bases[name] = delta_version(session, table)
+        result = timed(lambda: load_into(session, project, name, "measured", at, columns), repeat,
+                       lambda: session.sql(f"restore table {table} to version as of {base}")
+                       if delta_version(session, table) != base else None)
+        results.append({"contender": name, **case, **result, **writes_since(session, table, base)})
+        print(json.dumps(results[-1]), flush=True)
+    if "pyspark_two_pass" in contenders:
+        output = f"{SCHEMA}.lower_bound_output"
+        reset = lambda: session.sql(f"create or replace table {output} using delta as "  # noqa: E731
+                                    f"select *, '' as h from {SCHEMA}.measured where false")
+        opened = f"{SCHEMA}.pyspark_two_pass version as of {bases['pyspark_two_pass']}"
+        result = timed(lambda: lower_bound(session, f"{SCHEMA}.measured", opened, output, columns), repeat, reset)
+        results.append({"contender": "lower_bound", **case, **result, **writes_since(session, output, 0)})
+        print(json.dumps(results[-1]), flush=True)
+    # a fast wrong answer cannot win
+    reference = history_signature(session, contenders[0], columns)
+    for name in contenders[1:]:
+        if history_signature(session, name, columns) != reference:
+            raise SystemExit(f"bench: {name} does not hold the same history as {contenders[0]} ({case})")
+    print(f"bench: {', '.join(contenders)} hold the same history", flush=True)
+    return results
+
+
+def dbt_case(session, project: Path, name: str, first: str | None, second: str, repeat: int, **facts) -> dict:
+    """Times `second` into model `name` after `first` (or a generated table), restoring in between."""
+    table = f"{SCHEMA}.{name}"
+    if first is not None:
+        session.sql(f"drop table if exists {table}")
+        dbt_load(project, name, first, "2026-01-01 00:00:00")
+    base = delta_version(session, table)
+    result = timed(lambda: dbt_load(project, name, second, "2026-01-02 00:00:00"), repeat,
+                   lambda: session.sql(f"restore table {table} to version as of {base}")
+                   if delta_version(session, table) != base else None)
+    result = {"contender": name, **facts, **result, **writes_since(session, table, base)}
+    print(json.dumps(result), flush=True)
+    return result
+
+
+def numbers(text: str, kind=float) -> list:
+    return [kind(part) for part in text.split(",") if part]
+
+
+def summarize(results: list[dict]) -> dict:
+    """The targets' ratios, on the largest N at depth 1 and 10% changed, and the
+    depth and no-change cases."""
+    def seconds(contender, **case):
+        found = [r["seconds_median"] for r in results
+                 if r["contender"] == contender and all(r.get(k) == v for k, v in case.items())]
+        return found[0] if found else None
+
+    def ratio(a, b):
+        return round(a / b, 2) if a and b else None
+
+    size = [r for r in results if r.get("series") == "size"]
+    if not size:
+        return {}
+    n = max(r["keys"] for r in size)
+    main_case = {"series": "size", "keys": n}
+    merge = seconds("scd2_hist_merge", **main_case)
+    summary = {
+        "keys": n,
+        "snapshot_over_scd2_hist": ratio(seconds("dbt_snapshot", **main_case), merge),
+        "scd2_hist_over_pyspark": ratio(merge, seconds("pyspark_two_pass", **main_case)),
+        "scd2_hist_over_lower_bound": ratio(merge, seconds("lower_bound", **main_case)),
+        "scd2_hist_dv_over_scd2_hist": ratio(seconds("scd2_hist_merge_dv", **main_case), merge),
+    }
+    depths = sorted({r["depth"] for r in results if r.get("series") == "depth"})
+    if depths:
+        summary["depth_range"] = [depths[0], depths[-1]]
+        summary["deepest_over_shallowest"] = ratio(seconds("scd2_hist_merge", series="depth", depth=depths[-1]),
+                                                   seconds("scd2_hist_merge", series="depth", depth=depths[0]))
+    unchanged = [r for r in results if r.get("series") == "rate" and r["changed"] == 0]
+    if unchanged:
+        summary["no_change_commits"] = next(r["commits"] for r in unchanged if r["contender"] == "scd2_hist_merge")
+        summary["no_change_over_lower_bound"] = ratio(seconds("scd2_hist_merge", series="rate", changed=0.0),
+                                                      seconds("lower_bound", series="rate", changed=0.0))
+    return summary
+
+
+def chart(results: list[dict], path: Path) -> None:
+    """Time against N (one line per contender), and against the change rate."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure, (by_size, by_rate) = plt.subplots(1, 2, figsize=(12, 4.5))
+    for series, axis, x in (("size", by_size, "keys"), ("rate", by_rate, "changed")):
+        rows = [r for r in results if r.get("series") == series]
+        for contender in dict.fromkeys(r["contender"] for r in rows):
+            points = sorted((r[x], r["seconds_median"]) for r in rows if r["contender"] == contender)
+            axis.plot([p[0] for p in points], [p[1] for p in points], marker="o", label=contender)
+        axis.set_ylabel("wall time of the load, s (median)")
+        axis.grid(True, alpha=0.3)
+    by_size.set_xscale("log")
+    by_size.set_yscale("log")
+    by_size.set_xlabel("keys (N); 10% changed, 1% deleted, 1% new; depth 1")
+    by_size.set_title("one load against N")
+    by_rate.set_xlabel("fraction of keys changed (1% deleted and 1% new when > 0)")
+    by_rate.set_title("one load against the change rate")
+    by_size.legend(fontsize=8)
+    by_rate.legend(fontsize=8)
+    figure.tight_layout()
+    figure.savefig(path, dpi=110)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--scenario", choices=["scd2", "fivetran", "scd_type6", "all"], default="all")
-    parser.add_argument("--keys", type=int, default=100_000)
+    parser.add_argument("--quick", action="store_true", help="tiny sizes, one repetition: checks the harness runs")
+    parser.add_argument("--keys", default="10000,100000,1000000", help="N of the size series")
+    parser.add_argument("--series-keys", type=int, default=100_000, help="N of the depth and change-rate series")
+    parser.add_argument("--depths", default="1,5,20")
+    parser.add_argument("--rates", default="0,0.01,0.1,0.5")
     parser.add_argument("--attributes", type=int, default=6)
-    parser.add_argument("--changed", type=float, default=0.10)
-    parser.add_argument("--deleted", type=float, default=0.01)
-    parser.add_argument("--new", type=float, default=0.01)
     parser.add_argument("--fivetran-versions", type=int, default=1_000_000)
     parser.add_argument("--fivetran-events", type=int, default=100_000)
+    parser.add_argument("--type6-keys", type=int, default=100_000)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--output", type=Path, default=dbt.ROOT / "bench" / "results.json")
     args = parser.parse_args(argv)
+    if args.quick:
+        args.keys, args.series_keys, args.depths, args.rates, args.repeat = "1000", 1000, "2", "0", 1
+        args.fivetran_versions, args.fivetran_events, args.type6_keys = 4000, 1000, 1000
+        if args.output == dbt.ROOT / "bench" / "results.json":
+            args.output = dbt.ROOT / "bench" / "results" / "tmp" / "quick.json"
 
     dbt.environment()
     os.environ["HISTORIZE_SCHEMA"] = SCHEMA
@@ -254,69 +419,43 @@ def main(argv: list[str] | None = None) -> int:
     for name, sql in MODELS.items():
         (project / "models" / f"{name}.sql").write_text(sql)
     (project / "models" / "bench.yml").write_text(FIVETRAN_YML)
+    (project / "snapshots").mkdir(exist_ok=True)
+    (project / "snapshots" / "dbt_snapshot.sql").write_text(SNAPSHOT)
     dbt.run(["debug", "--quiet"], project_dir=project)
     session = dbt.spark()
     session.sql(f"drop schema if exists {SCHEMA} cascade")
     session.sql(f"create schema {SCHEMA}")
 
-    results = []
-
-    def report(result: dict, **facts) -> None:
-        result.update(facts)
-        results.append(result)
-        print(json.dumps(result), flush=True)
-
-    if args.scenario in ("scd2", "all"):
-        generate(session, args.keys, args.attributes, args.changed, args.deleted, args.new, args.seed)
-        load = {"keys": args.keys, "changed": args.changed, "deleted": args.deleted, "new": args.new}
-        for name in ("scd2_hist_merge", "scd2_hist_ordered"):
-            report(time_incremental(session, project, name,
-                                    {"snapshot": "snapshot_1", "at": "2026-01-01 00:00:00"},
-                                    {"snapshot": "snapshot_2", "at": "2026-01-02 00:00:00"}, args.repeat), **load)
-        attributes = [c for c in session.table(f"{SCHEMA}.snapshot_1").columns if c != "id"]
-        # the hand-written job starts from the same first load, with its own row hash
-        hand = f"{SCHEMA}.pyspark_two_pass"
-        session.sql(f"""
-            create or replace table {hand} using delta
-            tblproperties ('delta.columnMapping.mode' = 'name', 'delta.minReaderVersion' = '2', 'delta.minWriterVersion' = '5')
-            as select id, {', '.join(attributes)},
-                {ATTRIBUTE_HASH.format(columns=', '.join(attributes))} as row_hash,
-                version_started_at, version_ended_at, version_state
-            from {SCHEMA}.scd2_hist_merge version as of 1
-        """)
-        base = delta_version(session, hand)
-        result = timed(lambda: pyspark_two_pass(session, hand, f"{SCHEMA}.snapshot_2", "2026-01-02 00:00:00", attributes),
-                       args.repeat, lambda: session.sql(f"restore table {hand} to version as of {base}"))
-        report({"contender": "pyspark_two_pass", **result}, **load)
-        output = f"{SCHEMA}.lower_bound_output"
-        session.sql(f"create or replace table {output} using delta as select *, '' as h from {SCHEMA}.snapshot_1 where false")
-        result = timed(lambda: lower_bound(session, f"{SCHEMA}.snapshot_2", hand, output, attributes), args.repeat,
-                       lambda: session.sql(f"restore table {hand} to version as of {base}"))
-        report({"contender": "lower_bound", **result}, **load)
-        # a fast wrong answer cannot win: the contenders' histories must be the same
-        pyspark_two_pass(session, hand, f"{SCHEMA}.snapshot_2", "2026-01-02 00:00:00", attributes)
-        reference = history_signature(session, f"{SCHEMA}.scd2_hist_merge")
-        for name in ("scd2_hist_ordered", "pyspark_two_pass"):
-            if history_signature(session, f"{SCHEMA}.{name}") != reference:
-                raise SystemExit(f"bench: {name} does not hold the same history as scd2_hist_merge")
-        print("bench: scd2_hist_merge, scd2_hist_ordered and pyspark_two_pass hold the same history", flush=True)
-    if args.scenario in ("fivetran", "all"):
-        versions_per_key = 4
-        generate_fivetran(session, args.fivetran_versions // versions_per_key, versions_per_key,
-                          args.fivetran_events, args.seed)
-        report(time_incremental(session, project, "fivetran_bench", {},
-                                {"snapshot": "fivetran_batch", "at": "2026-01-02 00:00:00"}, args.repeat,
-                                prepare="table generated"),
-               versions=args.fivetran_versions, events=args.fivetran_events)
-    if args.scenario in ("scd_type6", "all"):
-        generate_type6(session, args.keys, 0.10, 0.10, args.seed)
-        report(time_incremental(session, project, "type6_bench",
-                                {"snapshot": "type6_1", "at": "2026-01-01 00:00:00"},
-                                {"snapshot": "type6_2", "at": "2026-01-02 00:00:00"}, args.repeat),
-               keys=args.keys, type2_changed=0.10, type1_changed=0.10)
-
+    results: list[dict] = []
     args.output.parent.mkdir(parents=True, exist_ok=True)
-    args.output.write_text(json.dumps(results, indent=2) + "\n")
+
+    def keep(found: list[dict], series: str) -> None:
+        """Adds a case's results, and saves all so far (a long run keeps what it measured)."""
+        results.extend({"series": series, **r} for r in found)
+        args.output.write_text(json.dumps({"summary": summarize(results), "results": results}, indent=2) + "\n")
+
+    common = {"attributes": args.attributes, "repeat": args.repeat, "seed": args.seed}
+    for keys in numbers(args.keys, int):
+        keep(scd2_case(session, project, keys, depth=1, changed=0.10, deleted=0.01, new=0.01,
+                       contenders=SCD2_CONTENDERS, **common), "size")
+    for depth in numbers(args.depths, int):
+        keep(scd2_case(session, project, args.series_keys, depth=depth, changed=0.10, deleted=0.01, new=0.01,
+                       contenders=("scd2_hist_merge", "pyspark_two_pass"), **common), "depth")
+    for rate in numbers(args.rates):
+        other = 0.01 if rate > 0 else 0.0
+        keep(scd2_case(session, project, args.series_keys, depth=1, changed=rate, deleted=other, new=other,
+                       contenders=("scd2_hist_merge", "dbt_snapshot", "pyspark_two_pass"), **common), "rate")
+
+    generate_fivetran(session, args.fivetran_versions // 4, 4, args.fivetran_events, args.seed)
+    keep([dbt_case(session, project, "fivetran_bench", None, "fivetran_batch", args.repeat,
+                   versions=args.fivetran_versions, events=args.fivetran_events)], "fivetran")
+    generate_type6(session, args.type6_keys, 0.10, 0.10, args.seed)
+    keep([dbt_case(session, project, "type6_bench", "type6_1", "type6_2", args.repeat, keys=args.type6_keys,
+                   type2_changed=0.10, type1_changed=0.10)], "scd_type6")
+
+    print("bench: summary " + json.dumps(summarize(results)), flush=True)
+    chart(results, args.output.with_suffix(".png"))
+    print(f"bench: wrote {args.output} and {args.output.with_suffix('.png')}", flush=True)
     return 0
 
 

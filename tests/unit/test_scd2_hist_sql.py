@@ -22,6 +22,18 @@ RENDERERS = {
     "insert_new": "{{ historize._scd2_hist_step_sql('insert_new', cfg, this, api.Relation.create(identifier='pending'), ['region', 'id', 'name']) }}",
     "plan": "{{ historize._scd2_hist_plan_sql(cfg, this, api.Relation.create(identifier='pending')) }}",
 }
+# (old type, new type, whether Delta's type widening applies it in place)
+WIDENINGS = [
+    ("tinyint", "smallint", True), ("smallint", "int", True), ("int", "bigint", True), ("tinyint", "bigint", True),
+    ("bigint", "int", False), ("int", "int", False), ("float", "double", True), ("double", "float", False),
+    ("int", "double", True), ("bigint", "double", False), ("date", "timestamp_ntz", True), ("date", "timestamp", False),
+    ("int", "decimal(10,0)", True), ("int", "decimal(9,0)", False), ("bigint", "decimal(22,2)", True),
+    ("decimal(10,2)", "decimal(12,2)", True), ("decimal(10,2)", "decimal(12,4)", True),
+    ("decimal(10,2)", "decimal(10,4)", False), ("decimal(10,2)", "decimal(9,2)", False),
+    ("decimal(10,2)", "decimal(10,2)", False), ("string", "int", False), ("int", "string", False),
+]
+RENDERERS["widening"] = " ".join(
+    f"{{{{ historize._is_type_widening('{old}', '{new}') }}}}" for old, new, _ in WIDENINGS)
 AT = "timestamp'2026-01-01 06:00:00.000000+00:00'"
 
 
@@ -93,7 +105,7 @@ def test_change_set_classifies_against_open_versions_only(rendered):
     assert "`row_hash` <=> open_versions.`row_hash` then 'unchanged'" in sql
 
 
-@pytest.mark.parametrize("name", sorted(RENDERERS))
+@pytest.mark.parametrize("name", sorted(set(RENDERERS) - {"widening"}))
 def test_generated_sql_parses_as_spark_sql(rendered, name):
     sql = rendered[name]
     if name in ("row_hash", "hash_key"):
@@ -111,3 +123,7 @@ def _segments(tree):
     elif isinstance(tree, list):
         for item in tree:
             yield from _segments(item)
+
+
+def test_type_widening_follows_delta(rendered):
+    assert rendered["widening"].split() == [str(expected) for _, _, expected in WIDENINGS]
