@@ -179,6 +179,14 @@ WRITE_METRICS = {  # Delta operationMetrics, by what they count, over MERGE / UP
 }
 
 
+def restore(session, table: str, version: int) -> int:
+    """Back to `version` before a repetition (a RESTORE commit, when needed);
+    returns the version the repetition starts from."""
+    if delta_version(session, table) != version:
+        session.sql(f"restore table {table} to version as of {version}")
+    return delta_version(session, table)
+
+
 def writes_since(session, table: str, since: int) -> dict:
     """Commits after version `since`, and what they wrote."""
     commits = session.sql(f"describe history {table}").where(f"version > {since}").collect()
@@ -189,15 +197,16 @@ def writes_since(session, table: str, since: int) -> dict:
 
 
 def timed(action, repeat: int, reset) -> dict:
-    """Times `action` `repeat` times, each after `reset`."""
-    times = []
+    """Times `action` `repeat` times, each after `reset`; `started_from` is what
+    the last `reset` returned (the table version the last repetition wrote after)."""
+    times, started_from = [], None
     for _ in range(repeat):
-        reset()
+        started_from = reset()
         started = time.perf_counter()
         action()
         times.append(time.perf_counter() - started)
     return {"seconds_median": statistics.median(times), "seconds_min": min(times), "seconds_max": max(times),
-            "repeat": repeat}
+            "repeat": repeat, "started_from": started_from}
 
 
 # ---------------------------------------------------------------- contenders
@@ -230,6 +239,7 @@ models:
       - {name: a1, data_type: bigint}
 """
 SCD2_CONTENDERS = ("scd2_hist_merge", "scd2_hist_ordered", "scd2_hist_merge_dv", "dbt_snapshot", "pyspark_two_pass")
+QUICK_CONTENDERS = ("scd2_hist_merge", "dbt_snapshot", "pyspark_two_pass")
 
 
 def dbt_load(project: Path, name: str, snapshot: str, at: str) -> None:
@@ -289,17 +299,20 @@ def scd2_case(session, project: Path, keys: int, attributes: int, depth: int, ch
         table = f"{SCHEMA}.{name}"
         base = bases[name] = delta_version(session, table)
         result = timed(lambda: load_into(session, project, name, "measured", at, columns), repeat,
-                       lambda: session.sql(f"restore table {table} to version as of {base}")
-                       if delta_version(session, table) != base else None)
-        results.append({"contender": name, **case, **result, **writes_since(session, table, base)})
+                       lambda: restore(session, table, base))
+        started_from = result.pop("started_from")
+        results.append({"contender": name, **case, **result, **writes_since(session, table, started_from)})
         print(json.dumps(results[-1]), flush=True)
     if "pyspark_two_pass" in contenders:
         output = f"{SCHEMA}.lower_bound_output"
-        reset = lambda: session.sql(f"create or replace table {output} using delta as "  # noqa: E731
-                                    f"select *, '' as h from {SCHEMA}.measured where false")
+        def empty_output() -> int:
+            session.sql(f"create or replace table {output} using delta as select *, '' as h from {SCHEMA}.measured where false")
+            return delta_version(session, output)
+
         opened = f"{SCHEMA}.pyspark_two_pass version as of {bases['pyspark_two_pass']}"
-        result = timed(lambda: lower_bound(session, f"{SCHEMA}.measured", opened, output, columns), repeat, reset)
-        results.append({"contender": "lower_bound", **case, **result, **writes_since(session, output, 0)})
+        result = timed(lambda: lower_bound(session, f"{SCHEMA}.measured", opened, output, columns), repeat, empty_output)
+        started_from = result.pop("started_from")
+        results.append({"contender": "lower_bound", **case, **result, **writes_since(session, output, started_from)})
         print(json.dumps(results[-1]), flush=True)
     # a fast wrong answer cannot win
     reference = history_signature(session, contenders[0], columns)
@@ -318,9 +331,9 @@ def dbt_case(session, project: Path, name: str, first: str | None, second: str, 
         dbt_load(project, name, first, "2026-01-01 00:00:00")
     base = delta_version(session, table)
     result = timed(lambda: dbt_load(project, name, second, "2026-01-02 00:00:00"), repeat,
-                   lambda: session.sql(f"restore table {table} to version as of {base}")
-                   if delta_version(session, table) != base else None)
-    result = {"contender": name, **facts, **result, **writes_since(session, table, base)}
+                   lambda: restore(session, table, base))
+    started_from = result.pop("started_from")
+    result = {"contender": name, **facts, **result, **writes_since(session, table, started_from)}
     print(json.dumps(result), flush=True)
     return result
 
@@ -366,6 +379,24 @@ def summarize(results: list[dict]) -> dict:
     return summary
 
 
+def markdown_table(results: list[dict]) -> str:
+    """The results as the README's table."""
+    lines = ["| series | contender | load | median s (min-max) | commits | files +/- | rows written |",
+             "|---|---|---|---|---|---|---|"]
+    for r in results:
+        if "versions" in r:
+            load = f"{r['events']:,} events onto {r['versions']:,} versions"
+        elif "type2_changed" in r:
+            load = f"N={r['keys']:,}, {r['type2_changed']:.0%} Type 2 and {r['type1_changed']:.0%} Type 1 changes"
+        else:
+            load = (f"N={r['keys']:,}, depth {r['depth']}, {r['changed']:.0%} changed, {r['deleted']:.0%} deleted, "
+                    f"{r['new']:.0%} new")
+        lines.append(f"| {r['series']} | {r['contender']} | {load} | {r['seconds_median']:.2f} "
+                     f"({r['seconds_min']:.2f}-{r['seconds_max']:.2f}) | {r['commits']} | "
+                     f"{r['files_added']}/{r['files_removed']} | {r['rows_written']:,} |")
+    return "\n".join(lines)
+
+
 def chart(results: list[dict], path: Path) -> None:
     """Time against N (one line per contender), and against the change rate."""
     import matplotlib
@@ -394,7 +425,8 @@ def chart(results: list[dict], path: Path) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--quick", action="store_true", help="tiny sizes, one repetition: checks the harness runs")
+    parser.add_argument("--quick", action="store_true",
+                        help="tiny sizes, one repetition, three contenders, no depth series: checks the harness runs")
     parser.add_argument("--keys", default="10000,100000,1000000", help="N of the size series")
     parser.add_argument("--series-keys", type=int, default=100_000, help="N of the depth and change-rate series")
     parser.add_argument("--depths", default="1,5,20")
@@ -406,10 +438,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--output", type=Path, default=dbt.ROOT / "bench" / "results.json")
+    parser.add_argument("--table", type=Path, help="only print this results file as a Markdown table, and its chart")
     args = parser.parse_args(argv)
+    if args.table:
+        saved = json.loads(args.table.read_text())
+        print(markdown_table(saved["results"]))
+        print("\nsummary: " + json.dumps(saved["summary"]))
+        chart(saved["results"], args.table.with_suffix(".png"))
+        return 0
     if args.quick:
-        args.keys, args.series_keys, args.depths, args.rates, args.repeat = "1000", 1000, "2", "0", 1
-        args.fivetran_versions, args.fivetran_events, args.type6_keys = 4000, 1000, 1000
+        args.keys, args.series_keys, args.depths, args.rates, args.repeat = "1000", 1000, "", "0", 1
+        args.fivetran_versions, args.fivetran_events, args.type6_keys = 400, 100, 1000
         if args.output == dbt.ROOT / "bench" / "results.json":
             args.output = dbt.ROOT / "bench" / "results" / "tmp" / "quick.json"
 
@@ -437,7 +476,7 @@ def main(argv: list[str] | None = None) -> int:
     common = {"attributes": args.attributes, "repeat": args.repeat, "seed": args.seed}
     for keys in numbers(args.keys, int):
         keep(scd2_case(session, project, keys, depth=1, changed=0.10, deleted=0.01, new=0.01,
-                       contenders=SCD2_CONTENDERS, **common), "size")
+                       contenders=QUICK_CONTENDERS if args.quick else SCD2_CONTENDERS, **common), "size")
     for depth in numbers(args.depths, int):
         keep(scd2_case(session, project, args.series_keys, depth=depth, changed=0.10, deleted=0.01, new=0.01,
                        contenders=("scd2_hist_merge", "pyspark_two_pass"), **common), "depth")

@@ -13,7 +13,7 @@ step() {
   if "$@"; then printf '== %s: ok\n' "$name"; else printf '== %s: FAILED\n' "$name"; status=1; fi
 }
 
-step "pytest" python -m pytest "$@"
+step "pytest" python -m pytest --durations=10 "$@"
 step "sqlfluff" sqlfluff lint models tests/generic
 step "dbt-checkpoint checks" python scripts/dbt_checks.py
 exit "$status"

@@ -78,6 +78,7 @@
     {%- do plan.renamed.append((old, new)) -%}
     {%- do claimed.append(old) -%}
   {%- endfor -%}
+  {%- set managed_count = plan.renamed | length -%}
   {%- for column in select_columns -%}
     {%- set name = column.name | lower -%}
     {%- set type = column.data_type | lower -%}
@@ -119,7 +120,7 @@
         ~ " in line with the select: " ~ plan.errors | join('; ') ~ ". Nothing was written") }}
   {%- endif -%}
   {%- do plan.update({'changed': (plan.renamed or plan.added or plan.retired or plan.reactivated or plan.widened) | length > 0,
-                      'rehash': (plan.renamed or plan.retired or plan.reactivated or plan.widened) | length > 0,
+                      'rehash': (plan.renamed | length > managed_count or plan.retired or plan.reactivated or plan.widened),
                       'table_order': table_order}) -%}
   {{ return(plan) }}
 {% endmacro %}

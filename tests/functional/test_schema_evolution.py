@@ -82,8 +82,11 @@ def test_rename_add_retire_widen_and_reactivate_scd2_hist(project):
                    "ADD COLUMNS", "CHANGE COLUMN", "SET TBLPROPERTIES", "UPDATE", "MERGE"]
 
     # load 3: legacy comes back (reactivated); key 1 gets a value in it, a new version
+    before = project.commits("items_hist")
     load(project, V3, [(1, "bolt", "red", p("1.50"), 10, None, "back"), (2, "nut", "blue", p("0.20"), 5, "L", None)], T3, "r3")
     assert properties(project, "items_hist") == {}
+    ddl = [h["operation"] for h in reversed(project.history("items_hist")[: project.commits("items_hist") - before])]
+    assert ddl == ["CHANGE COLUMN", "UNSET TBLPROPERTIES", "UPDATE", "MERGE"]
     assert project.table("items_hist", shown, "id, version_started_at") == [
         (1, "bolt", "red", p("1.50"), "old", 10, None, T1, T3, "changed", "r3"),
         (1, "bolt", "red", p("1.50"), "back", 10, None, T3, None, "changed", "r3"),
@@ -124,6 +127,22 @@ def test_bad_schema_changes_fail_and_change_nothing(project):
     assert ("column label has several former names in the table: name, legacy"
             in fails("id int, label string, title string, qty int", [(1, "bolt", "Bolt", 10)], two))
 
+    # a load that fails after its schema changes were committed (a CHECK constraint stops its
+    # MERGE): the schema is already the new one, and the rerun ends as one clean run would
+    project.write("models/schema.yml", "version: 2\n")
+    project.sql(f"alter table {project.schema}.items_hist add constraint no_bad_title check (title <> 'BAD')")
+    project.create_table("snapshot", "id int, name string, title string, legacy string, qty bigint, size string",
+                         [(1, "bolt", "BAD", "old", 10, "L")])
+    assert "no_bad_title" in project.fail("run", variables=variables(T2, "r2"))
+    assert [c[:2] for c in describe(project, "items_hist")][5:7] == [("qty", "bigint"), ("size", "string")]
+    project.sql(f"alter table {project.schema}.items_hist drop constraint no_bad_title")
+    project.run("run", variables=variables(T2, "r2"))
+    assert project.table("items_hist", "id, name, title, legacy, qty, size, version_started_at, version_ended_at",
+                         "version_started_at") == [
+        (1, "bolt", "Bolt", "old", 10, None, T1, T2),
+        (1, "bolt", "BAD", "old", 10, "L", T2, None),
+    ]
+
 
 def test_table_rename_takes_over_a_history_table_only(project):
     setup(project, name="old_hist")
@@ -134,6 +153,8 @@ def test_table_rename_takes_over_a_history_table_only(project):
 
     load(project, V1, [(1, "bolt", "red", Decimal("1.75"), "old", 10)], T2, "r2")
     assert [row[1] for row in project.sql(f"show tables in {project.schema}") if row[1].endswith("_hist")] == ["new_hist"]
+    assert [c[0] for c in describe(project, "new_hist")][0] == "new_hist_key"
+    assert [h["operation"] for h in project.history("new_hist")][:2] == ["MERGE", "RENAME COLUMN"]
     assert project.table("new_hist", "id, price, version_started_at, version_ended_at, version_state", "version_started_at") == [
         (1, Decimal("1.50"), T1, T2, "changed"),
         (1, Decimal("1.75"), T2, None, "changed"),
