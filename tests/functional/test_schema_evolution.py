@@ -214,3 +214,19 @@ def test_fivetran_history_rename_add_and_retire(project):
         (1, "a", "x", None, T1, T2 - MILLISECOND, False, s1),
         (1, "b", None, "z", T2, TMAX, True, s2),
     ]
+
+
+def test_scd_type6_table_rename_takes_its_audit_along(project):
+    source = "select * from {{ target.schema }}.snapshot"
+    project.model("dim_old", "{{ config(materialized='scd_type6', unique_key='k', audit=true) }} " + source)
+    load(project, "k int, a int", [(1, 10)], T1, "r1")
+    (project.path / "models" / "dim_old.sql").unlink()
+    project.model("dim_new", "{{ config(materialized='scd_type6', unique_key='k', audit=true, "
+                             "meta={'former_names': ['dim_old']}) }} " + source)
+    load(project, "k int, a int", [(1, 11)], T2, "r2")
+    assert sorted(r[1] for r in project.sql(f"show tables in {project.schema}") if r[1].startswith("dim") and not r[2]) == [
+        "dim_new", "dim_new_audit"]
+    assert project.table("dim_new", "k, a, effective_from, current_flag, version", "version") == [
+        (1, 10, T1, False, 1), (1, 11, T2, True, 2)]
+    assert project.table("dim_new_audit", "k, change_type, dim_new_key_old is null, dim_new_key_new is not null, change_ts",
+                         "change_ts") == [(1, "INSERT", True, True, T1), (1, "UPDATE", False, True, T2)]

@@ -255,5 +255,21 @@
         source_batch_id string
     )
     using delta
-    tblproperties ('delta.appendOnly' = 'true')
+    tblproperties ('delta.appendOnly' = 'true', 'delta.columnMapping.mode' = 'name')
+{% endmacro %}
+
+
+{#- The audit table of a former name of the model (meta.former_names), when
+    this model's audit does not exist yet: it is renamed along with the
+    dimension. -#}
+{% macro _scd_type6_former_audit(audit_relation) %}
+  {%- set formers = historize._read_option('former_names', []) -%}
+  {%- for former in ([formers] if formers is string else formers) -%}
+    {%- set found = adapter.get_relation(database=audit_relation.database, schema=audit_relation.schema,
+          identifier=former ~ '_audit') -%}
+    {%- if found is not none -%}
+      {{ return(found) }}
+    {%- endif -%}
+  {%- endfor -%}
+  {{ return(none) }}
 {% endmacro %}

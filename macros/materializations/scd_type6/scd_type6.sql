@@ -11,10 +11,14 @@
   {%- set changes_view = make_temp_relation(this, '__historize_changes').incorporate(type='view') -%}
   {{ historize._assert_delta_table(existing_relation, cfg.model_name) }}
   {{ historize._assert_delta_table(existing_audit, cfg.model_name) }}
+  {#- A dimension that does not exist yet may be a renamed one (with its audit). -#}
+  {%- set former_relation = historize._former_table(target_relation, cfg.model_name) if existing_relation is none else none -%}
+  {%- set dimension_relation = existing_relation or former_relation -%}
+  {%- set former_audit = historize._scd_type6_former_audit(audit_relation) if cfg.audit and existing_audit is none else none -%}
 
   {#- Both writes fail if another run wrote the dimension after the version
       read here, before anything else (hooks included) reads it. -#}
-  {%- set read_version = historize._delta_version(existing_relation) if existing_relation is not none else none -%}
+  {%- set read_version = historize._delta_version(dimension_relation) if dimension_relation is not none else none -%}
 
   {{ run_hooks(pre_hooks) }}
 
@@ -28,7 +32,7 @@
   {%- set types = {} -%}
   {%- for column in select_columns -%}{%- do types.update({column.name | lower: column.data_type}) -%}{%- endfor -%}
 
-  {%- if existing_relation is none -%}
+  {%- if dimension_relation is none -%}
     {%- call statement('create_table') -%}
       {{ historize._scd_type6_create_sql(cfg, target_relation, attributes, types) }}
     {%- endcall -%}
@@ -36,9 +40,14 @@
     {#- Schema evolution: planned (and refused) before any change, then applied;
         the writes it makes are this run's own, so the version is read again. -#}
     {%- set technical = ['effective_from', 'effective_to', 'current_flag', 'version', 'change_reason', '_hash'] -%}
-    {%- set schema_plan = historize._schema_sync_plan(cfg.model_name, target_relation,
+    {%- set former_key = (former_relation.identifier ~ '_key') | lower if former_relation is not none else none -%}
+    {%- set schema_plan = historize._schema_sync_plan(cfg.model_name, dimension_relation,
           historize._columns_named(select_columns, cfg.unique_key + attributes),
-          [cfg.surrogate_key] + cfg.type3.values() | list + technical) -%}
+          [cfg.surrogate_key] + cfg.type3.values() | list + technical,
+          [(former_key, cfg.surrogate_key)] if former_key else []) -%}
+    {%- if former_relation is not none -%}
+      {{ historize._rename_table(former_relation, target_relation, cfg.model_name) }}
+    {%- endif -%}
     {{ historize._schema_sync_apply(schema_plan, cfg.model_name, target_relation, (cfg.type3.values() | list + technical)[0]) }}
     {%- if schema_plan.rehash -%}
       {%- call statement('rehash_current_rows') -%}
@@ -48,6 +57,19 @@
     {%- if schema_plan.changed -%}
       {%- set read_version = historize._delta_version(target_relation) -%}
     {%- endif -%}
+  {%- endif -%}
+  {%- if former_audit is not none -%}
+    {{ historize._rename_table(former_audit, audit_relation, cfg.model_name) }}
+    {%- call statement('audit_column_mapping') -%}
+      alter table {{ audit_relation }} set tblproperties ('delta.columnMapping.mode' = 'name')
+    {%- endcall -%}
+    {%- for suffix in ['_old', '_new'] -%}
+      {%- call statement('rename_audit_key' ~ suffix) -%}
+        alter table {{ audit_relation }}
+        rename column {{ adapter.quote(former_audit.identifier[:-6] ~ '_key' ~ suffix) }} to {{ adapter.quote(cfg.surrogate_key ~ suffix) }}
+      {%- endcall -%}
+    {%- endfor -%}
+    {%- set existing_audit = audit_relation -%}
   {%- endif -%}
   {%- if cfg.audit and existing_audit is none -%}
     {%- call statement('create_audit') -%}
