@@ -22,21 +22,20 @@
 {#- One row: the columns of `counted_sql`, and whether load_timestamp is older
     than `newest_expression`, the newest instant already in `target`. -#}
 {% macro _plan_with_newest_instant(counted_sql, target, newest_expression) %}
-    with counted as (
-        {{ counted_sql }}
-    ),
-
-    newest as (
-        select {{ newest_expression }} as newest_instant
-        from {{ target }}
-    )
-
+    {#- Subqueries, not CTEs: Spark does not substitute a cached view read
+        inside a CTE, and would compute the change set again. -#}
     select
-        counted.*,
-        cast(newest.newest_instant as string) as newest_instant,
-        coalesce(newest.newest_instant > {{ historize.load_timestamp_sql() }}, false) as load_is_older
-    from counted
-    cross join newest
+        with_newest.*,
+        cast(newest_timestamp as string) as newest_instant,
+        coalesce(newest_timestamp > {{ historize.load_timestamp_sql() }}, false) as load_is_older
+    from (
+        select
+            counted.*,
+            (select {{ newest_expression }} from {{ target }}) as newest_timestamp
+        from (
+            {{ counted_sql }}
+        ) as counted
+    ) as with_newest
 {% endmacro %}
 
 

@@ -33,6 +33,8 @@ def unique_starts(events):
 @given(batches=st.lists(st.lists(EVENT, max_size=6).map(unique_starts), min_size=1, max_size=3))
 @example(batches=[[(1, "upsert", 1, "a", "x"), (1, "delete", 3, None, None)],
                   [(1, "update", 2, "b", UNMODIFIED), (1, "upsert", 5, None, None)]])
+@example(batches=[[(1, "upsert", 0, "a", "x")],  # updates of a key with no version, all ignored
+                  [(2, "update", 0, "a", None), (2, "update", 7, None, None), (1, "update", 3, UNMODIFIED, None)]])
 def test_table_matches_the_model_of_the_rules(project, batches):
     project.sql(f"drop table if exists {project.schema}.ft_hist")
     project.model("ft_hist", "{{ config(materialized='fivetran_history', unique_key='id', unmodified_string='unmod') }} "

@@ -249,7 +249,6 @@ def test_bad_first_load_and_non_delta_target_create_and_change_nothing(project):
     "options, message",
     [
         (", strategy='fast'", "option 'strategy' is 'fast'; allowed: merge, ordered"),
-        (", cache_source='yes'", "option 'cache_source' is 'yes'; allowed: True, False"),
         (", tblproperties='x'", "option 'tblproperties' is x; expected a mapping"),
     ],
 )

@@ -105,6 +105,22 @@ def test_change_set_classifies_against_open_versions_only(rendered):
     assert "`row_hash` <=> open_versions.`row_hash` then 'unchanged'" in sql
 
 
+def test_change_set_flags_null_and_duplicate_keys_in_the_same_pass(rendered):
+    sql = rendered["changes"]
+    assert "count(*) over (partition by src.`region`, src.`id`) as _historize_occurrences" in sql
+    assert ("when src._historize_in_source and (src.`region` is null or src.`id` is null "
+            "or src._historize_occurrences > 1) then 'invalid'") in sql
+    assert sql.count("from src") == 1  # the select is read once
+
+
+def test_plan_reads_the_cached_change_set_outside_any_cte(rendered):
+    # Spark does not substitute a cached view read inside a CTE
+    sql = rendered["plan"]
+    assert not sql.startswith("with") and " with " not in sql
+    assert "sum(case when _historize_action = 'invalid' then 1 else 0 end)" in sql
+    assert "(select greatest(max(`version_started_at`), max(`version_ended_at`)) from historize.plan) as newest_timestamp" in sql
+
+
 @pytest.mark.parametrize("name", sorted(set(RENDERERS) - {"widening"}))
 def test_generated_sql_parses_as_spark_sql(rendered, name):
     sql = rendered[name]

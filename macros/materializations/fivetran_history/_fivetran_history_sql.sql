@@ -71,19 +71,20 @@
         where not (b._ft_op = 'delete' and coalesce(b._ft_start < base.{{ q(cfg.start) }}, false))
     ),
 
-    -- an update with no version at all before it is ignored
+    -- an update with no version at all before it is ignored: with no base
+    -- version, only an upsert before it gives it one (an ignored update does not)
     counted as (
         select
             *,
-            coalesce(sum(case when _ft_op in ('upsert', 'update') then 1 else 0 end)
-                over ({{ by_key }} rows between unbounded preceding and 1 preceding), 0) as _ft_versions_before
+            coalesce(sum(case when _ft_op = 'upsert' then 1 else 0 end)
+                over ({{ by_key }} rows between unbounded preceding and 1 preceding), 0) as _ft_upserts_before
         from events
     ),
 
     applicable as (
         select *, lag(_ft_op) over ({{ by_key }}) as _ft_previous_op
         from counted
-        where not (_ft_op = 'update' and not _ft_has_base and _ft_versions_before = 0)
+        where not (_ft_op = 'update' and not _ft_has_base and _ft_upserts_before = 0)
     ),
 
     -- a delete with no current version does nothing

@@ -15,6 +15,10 @@
 
 {% macro _scd2_hist_plan(cfg, target, changes) %}
   {%- set row = run_query(historize._scd2_hist_plan_sql(cfg, target, changes)).rows[0] -%}
+  {%- if row['invalid'] > 0 -%}
+    {{ historize._assert_unique_key("(select * from " ~ changes ~ " where _historize_action = 'invalid') as invalid_rows",
+        cfg.unique_key, cfg.model_name) }}
+  {%- endif -%}
   {{ historize._assert_plan_applicable(row, cfg.model_name, target, 'version') }}
   {{ return({
       'close_changed': row['close_changed'] | int,

@@ -64,18 +64,29 @@
 
 {#- Each key of the select or with an open version, classified against the
     table as it is now:
+      invalid    a row of the select whose key is NULL or duplicated (the run
+                 fails on it before writing; see _scd2_hist_plan)
       new        no open version (first seen, or back after a delete)
       changed    open version with another row_hash; or, after a run that
                  stopped between closing and inserting, closed as changed at
                  this load_timestamp with no open version
       deleted    open version, key absent from the select
       unchanged  open version with the same row_hash
-    Being a view, it is re-read by every statement that uses it, which is
-    what makes each ordered step safe to rerun. -#}
+    The key check rides on the join's own shuffle by key, so the select is
+    read once. Being a view, it is re-read by every statement that uses it,
+    which is what makes each ordered step safe to rerun. -#}
 {% macro _scd2_hist_changes_sql(cfg, target, source, business_columns) %}
   {%- set keys = cfg.unique_key -%}
   {%- set first_key = keys[0] -%}
-    with open_versions as (
+    with keyed_source as (
+        select
+            src.*,
+            true as _historize_in_source,
+            count(*) over (partition by {{ historize._column_list(keys, 'src') }}) as _historize_occurrences
+        from {{ source }} as src
+    ),
+
+    open_versions as (
         select {{ historize._column_list(keys) }}, {{ adapter.quote(cfg.row_hash) }}, {{ adapter.quote(cfg.started_at) }}
         from {{ target }}
         where {{ adapter.quote(cfg.ended_at) }} is null
@@ -95,7 +106,8 @@
         {{ historize._column_list(business_columns, 'src') }},
         {{ historize._qualified(cfg.row_hash, 'src') }},
         case
-            when {{ historize._qualified(first_key, 'src') }} is null then 'deleted'
+            when src._historize_in_source and ({{ historize._column_list(keys, 'src', suffix=' is null', separator=' or ') }} or src._historize_occurrences > 1) then 'invalid'
+            when src._historize_in_source is null then 'deleted'
             when {{ historize._qualified(first_key, 'open_versions') }} is null
                 then case when {{ historize._qualified(first_key, 'closed_as_changed_by_this_load') }} is null then 'new' else 'changed' end
             when {{ historize._qualified(cfg.row_hash, 'src') }} <=> {{ historize._qualified(cfg.row_hash, 'open_versions') }} then 'unchanged'
@@ -103,7 +115,7 @@
         end as _historize_action,
         {{ historize._qualified(first_key, 'open_versions') }} is not null as _historize_has_open,
         {{ historize._qualified(cfg.started_at, 'open_versions') }} as _historize_open_started_at
-    from {{ source }} as src
+    from keyed_source as src
     full outer join open_versions
         on {{ historize._key_join(keys, 'src', 'open_versions') }}
     left join closed_as_changed_by_this_load
@@ -123,6 +135,7 @@
   {%- set at = historize.load_timestamp_sql() -%}
   {%- set counted -%}
         select
+            coalesce(sum(case when _historize_action = 'invalid' then 1 else 0 end), 0) as invalid,
             coalesce(sum(case when _historize_action = 'changed' and _historize_has_open then 1 else 0 end), 0) as close_changed,
             coalesce(sum(case when _historize_action = 'deleted' then 1 else 0 end), 0) as close_deleted,
             coalesce(sum(case when _historize_action = 'changed' then 1 else 0 end), 0) as insert_changed,

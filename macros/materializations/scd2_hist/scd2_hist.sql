@@ -27,16 +27,13 @@
     create or replace temporary view {{ source_view }} as
     {{ historize._scd2_hist_source_sql(cfg, sql, attribute_columns, has_row_hash) }}
   {%- endcall -%}
-  {%- if cfg.cache_source -%}
-    {%- call statement('cache_source') -%}cache table {{ source_view }}{%- endcall -%}
-  {%- endif -%}
-  {{ historize._assert_unique_key(source_view, cfg.unique_key, cfg.model_name) }}
 
   {#- A table that does not exist yet may be a renamed history table. -#}
   {%- set former_relation = historize._former_table(target_relation, cfg.model_name, '_hist') if existing_relation is none else none -%}
   {%- set history_relation = existing_relation or former_relation -%}
 
   {%- if history_relation is none -%}
+    {{ historize._assert_unique_key(source_view, cfg.unique_key, cfg.model_name) }}
     {%- call statement('main') -%}
       {{ historize._scd2_hist_create_sql(cfg, target_relation, source_view, business_columns) }}
     {%- endcall -%}
@@ -46,6 +43,11 @@
           historize._columns_named(select_columns, business_columns),
           [cfg.hist_key] + historize._scd2_hist_technical_columns(cfg),
           [] if former_relation is none else [((former_relation.identifier ~ '_key') | lower, cfg.hist_key)]) -%}
+    {#- Keys are checked with the change set below (one read of the select),
+        unless the table's schema must change first. -#}
+    {%- if former_relation is not none or schema_plan.changed -%}
+      {{ historize._assert_unique_key(source_view, cfg.unique_key, cfg.model_name) }}
+    {%- endif -%}
     {%- if former_relation is not none -%}
       {{ historize._rename_table(former_relation, target_relation, cfg.model_name) }}
     {%- endif -%}

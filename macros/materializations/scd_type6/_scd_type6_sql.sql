@@ -190,23 +190,6 @@
   {%- set tracked = cfg.type1 + (attributes | reject('in', cfg.type0 + cfg.type1) | list) -%}
     merge into {{ audit }} as a
     using (
-        with classified as (
-            select
-                chg.*,
-                case
-                    when _t6_type2_action = 'deleted' then 'LOGICAL_DELETE'
-                    when _t6_type2_action = 'new' then 'INSERT'
-                    when _t6_type2_action = 'changed' then 'UPDATE'
-                    else 'TYPE1_UPDATE'
-                end as change_type,
-                case
-                    when _t6_type2_action = 'deleted' then cast(array() as array<string>)
-                    when _t6_type2_action = 'new' and not _t6_has_history then array({% for name in attributes %}'{{ name }}'{{ ', ' if not loop.last }}{% endfor %})
-                    else filter(array({% for name in tracked %}case when not (chg.{{ q(name) }} <=> chg._t6_latest.{{ q(name) }}) then '{{ name }}' end{{ ', ' if not loop.last }}{% endfor %}), c -> c is not null)
-                end as changed_columns
-            from {{ changes }} as chg
-        )
-
         select
             {%- for name in keys %}
             {{ q('_t6_key_' ~ loop.index0) }} as {{ q(name) }},
@@ -229,7 +212,22 @@
             '{{ cfg.actor | replace("'", "\\'") }}' as actor,
             case when _t6_type2_action = 'deleted' then 'deleted_in_source' else _t6_reason end as reason,
             {{ historize.load_run_id_sql() }} as source_batch_id
-        from classified
+        from (
+            select
+                chg.*,
+                case
+                    when _t6_type2_action = 'deleted' then 'LOGICAL_DELETE'
+                    when _t6_type2_action = 'new' then 'INSERT'
+                    when _t6_type2_action = 'changed' then 'UPDATE'
+                    else 'TYPE1_UPDATE'
+                end as change_type,
+                case
+                    when _t6_type2_action = 'deleted' then cast(array() as array<string>)
+                    when _t6_type2_action = 'new' and not _t6_has_history then array({% for name in attributes %}'{{ name }}'{{ ', ' if not loop.last }}{% endfor %})
+                    else filter(array({% for name in tracked %}case when not (chg.{{ q(name) }} <=> chg._t6_latest.{{ q(name) }}) then '{{ name }}' end{{ ', ' if not loop.last }}{% endfor %}), c -> c is not null)
+                end as changed_columns
+            from {{ changes }} as chg
+        ) as classified
         where {{ unchanged }}
     ) as r
     on {% for name in keys %}a.{{ q(name) }} = r.{{ q(name) }} and {% endfor -%}

@@ -82,7 +82,6 @@
   {%- endif -%}
   {%- set unchanged = historize._unchanged_since_predicate(target_relation, read_version, cfg.model_name) -%}
 
-  {%- call statement('cache_source') -%}cache table {{ source_view }}{%- endcall -%}
   {{ historize._assert_unique_key(source_view, cfg.unique_key, cfg.model_name) }}
 
   {{ historize._uncache_view(changes_view) }}
