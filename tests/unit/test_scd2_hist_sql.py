@@ -2,6 +2,7 @@
 its shape, and that it parses as Spark SQL."""
 from __future__ import annotations
 
+import os
 import re
 import textwrap
 from pathlib import Path
@@ -48,6 +49,7 @@ def rendered(tmp_path_factory) -> dict[str, str]:
             {body}
             """))
     dbt.environment()
+    os.environ["HISTORIZE_SCHEMA"] = "historize"  # the profile's default, whatever ran before
     dbt.run(["compile", "--no-populate-cache", "--vars", "{load_timestamp: '2026-01-01 06:00:00', load_run_id: r1}"],
             project_dir=path)
     compiled = path / "target" / "compiled" / "test_project" / "models"

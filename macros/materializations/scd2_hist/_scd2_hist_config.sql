@@ -7,11 +7,8 @@
   {%- if extra_properties is not mapping and execute -%}
     {{ exceptions.raise_compiler_error("historize: option 'tblproperties' is " ~ extra_properties ~ "; expected a mapping") }}
   {%- endif -%}
-  {#- Deletion vectors: a load marks the versions it closes instead of
-      rewriting every file that holds one (see the README's benchmark). -#}
   {%- set properties = {
       'delta.columnMapping.mode': 'name',
-      'delta.enableDeletionVectors': 'true',
       'delta.minReaderVersion': '2',
       'delta.minWriterVersion': '5',
   } -%}
