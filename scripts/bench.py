@@ -531,11 +531,14 @@ def chart(results: list[dict], path: Path) -> None:
     import matplotlib.pyplot as plt
 
     figure, (by_size, by_rate) = plt.subplots(1, 2, figsize=(12, 4.5))
+    # one colour per contender in both charts
+    colours = {name: f"C{i}" for i, name in enumerate(dict.fromkeys(r["contender"] for r in results))}
     for series, axis, x in (("size", by_size, "keys"), ("rate", by_rate, "changed")):
         rows = [r for r in results if r.get("series") == series]
         for contender in dict.fromkeys(r["contender"] for r in rows):
             points = sorted((r[x], r["seconds_median"]) for r in rows if r["contender"] == contender)
-            axis.plot([p[0] for p in points], [p[1] for p in points], marker="o", label=contender)
+            axis.plot([p[0] for p in points], [p[1] for p in points], marker="o", label=contender,
+                      color=colours[contender])
         axis.set_ylabel("wall time of the load, s (median)")
         axis.grid(True, alpha=0.3)
     by_size.set_xscale("log")
