@@ -396,12 +396,7 @@ def scd2_case(session, project: Path, keys: int, attributes: int, depth: int, ch
         started_from = result.pop("started_from")
         results.append({"contender": "lower_bound", **case, **result, **writes_since(session, output, started_from)})
         print(json.dumps(results[-1]), flush=True)
-    # a fast wrong answer cannot win
-    reference = history_signature(session, contenders[0], columns)
-    for name in contenders[1:]:
-        if history_signature(session, name, columns) != reference:
-            raise SystemExit(f"bench: {name} does not hold the same history as {contenders[0]} ({case})")
-    print(f"bench: {', '.join(contenders)} hold the same history", flush=True)
+    assert_same_history(list(contenders), lambda name: history_signature(session, name, columns), case)
     return results
 
 
@@ -415,13 +410,18 @@ def timed_load(session, contender: str, table: str, load, repeat: int, **facts) 
     return result
 
 
-def assert_same_history(session, tables: list[str], query: str, case: dict) -> None:
-    """Fails unless `query` (formatted with each table) gives the same rows for every table."""
-    signatures = [session.sql(query.format(table=f"{SCHEMA}.{t}")).collect() for t in tables]
-    for table, signature in zip(tables[1:], signatures[1:]):
-        if signature != signatures[0]:
+def assert_same_history(tables: list[str], signature, case: dict) -> None:
+    """Fails unless `signature(table)` is the same for every table: a fast wrong answer cannot win."""
+    reference = signature(tables[0])
+    for table in tables[1:]:
+        if signature(table) != reference:
             raise SystemExit(f"bench: {table} does not hold the same history as {tables[0]} ({case})")
     print(f"bench: {', '.join(tables)} hold the same history", flush=True)
+
+
+def query_signature(session, query: str):
+    """A signature: the rows of `query`, formatted with the table's name."""
+    return lambda table: session.sql(query.format(table=f"{SCHEMA}.{table}")).collect()
 
 
 def fivetran_case(session, project: Path, versions: int, events: int, repeat: int, seed: int) -> list[dict]:
@@ -437,9 +437,9 @@ def fivetran_case(session, project: Path, versions: int, events: int, repeat: in
                    lambda: pyspark_fivetran(session, f"{SCHEMA}.fivetran_pyspark", f"{SCHEMA}.fivetran_batch", at, "unmod"),
                    repeat, **facts),
     ]
-    assert_same_history(session, ["fivetran_bench", "fivetran_pyspark"],
+    assert_same_history(["fivetran_bench", "fivetran_pyspark"], query_signature(session,
                         "select id, a0, a1, _fivetran_start, _fivetran_end, _fivetran_active from {table} "
-                        "order by id, _fivetran_start", facts)
+                        "order by id, _fivetran_start"), facts)
     return results
 
 
@@ -459,9 +459,9 @@ def type6_case(session, project: Path, keys: int, repeat: int, seed: int) -> lis
         timed_load(session, "pyspark_type6", table,
                    lambda: pyspark_type6(session, table, f"{SCHEMA}.type6_2", second), repeat, **facts),
     ]
-    assert_same_history(session, ["type6_bench", "type6_pyspark"],
+    assert_same_history(["type6_bench", "type6_pyspark"], query_signature(session,
                         "select id, version, created_on, display_name, tier, score, region, current_flag, "
-                        "effective_from, effective_to, change_reason from {table} order by id, version", facts)
+                        "effective_from, effective_to, change_reason from {table} order by id, version"), facts)
     return results
 
 
