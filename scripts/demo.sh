@@ -4,4 +4,4 @@
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
 cd "$HISTORIZE_HOME"
-exec python scripts/demo.py "$@"
+exec python -m historize_tools.demo "$@"

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite: set up (idempotent), then pytest (unit and functional
-# tests, one SparkSession), sqlfluff over models and generic tests, and the
-# dbt-checkpoint checks. Fails if any of them fails. Extra arguments go to pytest.
+# tests, one SparkSession; the demo test lints the generated SQL), sqlfluff over
+# the models, and the dbt-checkpoint checks. Fails if any of them fails. Extra
+# arguments go to pytest.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
 cd "$HISTORIZE_HOME"
@@ -14,6 +15,6 @@ step() {
 }
 
 step "pytest" python -m pytest --durations=10 "$@"
-step "sqlfluff" sqlfluff lint models tests/generic
-step "dbt-checkpoint checks" python scripts/dbt_checks.py
+step "sqlfluff" sqlfluff lint models
+step "dbt-checkpoint checks" python -m historize_tools.checks
 exit "$status"

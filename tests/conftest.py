@@ -3,11 +3,11 @@ SparkSession (started by the first dbt command), each test in a project of its
 own that installs historize as a local package, in a schema of its own."""
 from __future__ import annotations
 
+import datetime as dt
 import itertools
 import os
 import re
 import socket
-import sys
 import textwrap
 from pathlib import Path
 from typing import Any, Iterator, Mapping, Sequence
@@ -15,10 +15,7 @@ from typing import Any, Iterator, Mapping, Sequence
 import pytest
 from hypothesis import HealthCheck, settings
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "scripts"))
-
-import dbt_inprocess as dbt  # noqa: E402
+from historize_tools import dbt_runner as dbt
 
 _counter = itertools.count()
 
@@ -34,6 +31,18 @@ property_settings = settings(
 )
 
 PROJECT_YML = dbt.project_yml("test_project")
+
+# Load times and the Type 6 program dimension, shared by the Type 6 and the concurrency tests.
+T1, T2, T3, T4 = (dt.datetime(2026, 1, d, 6) for d in (1, 2, 3, 4))
+SENTINEL = dt.datetime(9999, 12, 31, 23, 59, 59)
+D = {n: dt.date(2020, 1, n) for n in range(1, 10)}
+PROGRAM_SOURCE = "program_id string, created_on date, current_program_name string, eligibility_threshold int, funding_cap int"
+PROGRAM_CONFIG = ("materialized='scd_type6', unique_key='program_id', type0_columns=['created_on'], "
+                  "type1_columns=['current_program_name'], "
+                  "type3_columns={'eligibility_threshold': 'previous_eligibility_threshold'}, audit=true")
+DIM = ("program_id, created_on, current_program_name, eligibility_threshold, funding_cap, previous_eligibility_threshold, "
+       "effective_from, effective_to, current_flag, version, change_reason")
+AUDIT = "program_id, change_type, changed_columns, change_ts, reason, source_batch_id"
 
 
 class Project:
@@ -52,9 +61,11 @@ class Project:
     def model(self, name: str, sql: str) -> Path:
         return self.write(f"models/{name}.sql", sql)
 
-    def run(self, *args: str, variables: Mapping[str, Any] | None = None, expect_success: bool = True):
+    def run(self, *args: str, variables: Mapping[str, Any] | None = None, expect_success: bool = True,
+            callbacks=()):
         os.environ["HISTORIZE_SCHEMA"] = self.schema
-        return dbt.run(list(args), project_dir=self.path, variables=variables, expect_success=expect_success)
+        return dbt.run(list(args), project_dir=self.path, variables=variables, expect_success=expect_success,
+                       callbacks=callbacks)
 
     def fail(self, *args: str, variables: Mapping[str, Any] | None = None) -> str:
         """Run a dbt command that must fail; return its error text."""

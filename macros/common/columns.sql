@@ -15,6 +15,12 @@
 {% endmacro %}
 
 
+{#- Select targets, one to a line. -#}
+{% macro _select_list(names, relation_alias=none) %}
+  {{- return(historize._column_list(names, relation_alias, separator=',\n            ')) -}}
+{% endmacro %}
+
+
 {#- "t.`a` = s.`b` and ...": a null-intolerant equi-join on key columns. -#}
 {% macro _key_join(names, left_alias, right_alias, right_names=none) %}
   {%- set parts = [] -%}
@@ -23,6 +29,28 @@
     {%- do parts.append(historize._qualified(name, left_alias) ~ ' = ' ~ historize._qualified(right, right_alias)) -%}
   {%- endfor -%}
   {{- return(parts | join(' and ')) -}}
+{% endmacro %}
+
+
+{#- The change set's key columns, `_historize_key_<i>`: the key of the select's
+    row, or of the table's when the key is absent from the select. -#}
+{% macro _change_set_keys(keys, source_alias, table_alias) %}
+  {%- set parts = [] -%}
+  {%- for name in keys -%}
+    {%- do parts.append('coalesce(' ~ historize._qualified(name, source_alias) ~ ', ' ~ historize._qualified(name, table_alias)
+        ~ ') as ' ~ adapter.quote('_historize_key_' ~ loop.index0)) -%}
+  {%- endfor -%}
+  {{- return(parts | join(',\n        ')) -}}
+{% endmacro %}
+
+
+{#- The surrogate key of a version: a hash of the key's columns (of the
+    relation `alias`) and the load_timestamp it began at. -#}
+{% macro _version_key(keys, alias) %}
+  {%- set expressions = [] -%}
+  {%- for name in keys -%}{%- do expressions.append(historize._qualified(name, alias)) -%}{%- endfor -%}
+  {%- do expressions.append(historize.load_timestamp_sql()) -%}
+  {{- return(historize.hash_key(expressions)) -}}
 {% endmacro %}
 
 
@@ -47,10 +75,12 @@
 {% endmacro %}
 
 
-{#- Drops a session view and its cached data, left over or done with. (DROP
-    VIEW uncaches without resolving the view, which may name a dropped table.) -#}
-{% macro _uncache_view(relation) %}
-  {%- call statement('drop_' ~ relation.identifier) -%}
-    drop view if exists {{ relation }}
-  {%- endcall -%}
+{#- `text` without `prefix` (or `suffix`), which it is known to carry. -#}
+{% macro _without_prefix(text, prefix) %}
+  {{- return(text[prefix | length:] if text.startswith(prefix) else text) -}}
+{% endmacro %}
+
+
+{% macro _without_suffix(text, suffix) %}
+  {{- return(text[:(text | length) - (suffix | length)] if text.endswith(suffix) else text) -}}
 {% endmacro %}

@@ -1,10 +1,14 @@
-{#- How a history table writes its versions: validity columns, how "open" and
-    "deleted" show, half-open or closed intervals, a version column. Detected
-    from the columns of this project's three kinds of tables; every part can
-    be given explicitly, which is how other tables (dbt snapshots, sources)
-    are described.
+{#- How a history table writes its versions: its key, validity columns, how
+    "open" and "deleted" show, half-open or closed intervals, a version
+    column. A table built by historize records its kind and key in its
+    properties (historize.kind, historize.unique_key, historize.valid_from,
+    historize.valid_to); otherwise the kind is recognised by its columns and
+    the key must be given. Every part can be given explicitly, which is how
+    other tables (dbt snapshots, sources) are described. `used_by` names the
+    macro or test in messages; `needs_key` says whether it needs the key.
 
     Returns a mapping with SQL fragments for a relation aliased `alias`:
+      unique_key                    key column names
       valid_from, valid_to          column names
       open_sql                      predicate: the version is open (valid to infinity)
       end_sql                       the version's end, NULL when open
@@ -14,52 +18,104 @@
                                     it may use the _historize_* columns of _history_versions_sql
                                     (Fivetran's tables record a delete only as a gap after it)
       version_column                a 1, 2, 3 ... column, or none -#}
-{% macro _history_conventions(relation, valid_from=none, valid_to=none, open_when=none, interval=none,
-                              step=none, deleted_when=none, version_column=none, alias='v') %}
-  {%- set names = [] -%}
-  {%- if execute and (valid_from is none or valid_to is none) -%}
-    {%- set names = adapter.get_columns_in_relation(relation) | map(attribute='name') | map('lower') | list -%}
-  {%- endif -%}
+{% macro _history_conventions(relation, used_by, unique_key=none, valid_from=none, valid_to=none, open_when=none,
+                              interval=none, step=none, deleted_when=none, version_column=none, alias='v',
+                              needs_key=true) %}
+  {%- set table = historize._history_table_facts(relation, used_by) -%}
+  {%- set names = table.columns -%}
+  {%- set recorded = table.properties -%}
+  {%- set kind = recorded.get('historize.kind') or historize._history_kind_by_columns(names) -%}
   {%- set q = alias ~ '.' -%}
-  {%- if 'version_started_at' in names and 'version_ended_at' in names -%}
-    {%- set kind = {'valid_from': 'version_started_at', 'valid_to': 'version_ended_at',
+  {%- if kind == 'scd2_hist' -%}
+    {%- set defaults = {'valid_from': 'version_started_at', 'valid_to': 'version_ended_at',
         'open_when': q ~ 'version_ended_at is null', 'interval': 'half_open',
         'deleted_when': q ~ "version_state = 'deleted'", 'version_column': none} -%}
-  {%- elif 'effective_from' in names and 'effective_to' in names and 'current_flag' in names -%}
-    {%- set kind = {'valid_from': 'effective_from', 'valid_to': 'effective_to',
+  {%- elif kind == 'scd_type6' -%}
+    {%- set defaults = {'valid_from': 'effective_from', 'valid_to': 'effective_to',
         'open_when': q ~ 'current_flag', 'interval': 'half_open',
         'deleted_when': q ~ "change_reason = 'deleted_in_source'",
         'version_column': 'version' if 'version' in names else none} -%}
-  {%- elif '_fivetran_start' in names and '_fivetran_end' in names -%}
-    {%- set kind = {'valid_from': '_fivetran_start', 'valid_to': '_fivetran_end',
+  {%- elif kind == 'fivetran_history' -%}
+    {%- set defaults = {'valid_from': '_fivetran_start', 'valid_to': '_fivetran_end',
         'open_when': q ~ '_fivetran_active', 'interval': 'closed',
         'deleted_when': 'not ' ~ q ~ '_historize_is_open and (' ~ q ~ '_historize_next_from is null or '
             ~ q ~ '_historize_next_from <> ' ~ q ~ '_historize_valid_to + interval 1 millisecond)',
         'version_column': none} -%}
   {%- else -%}
-    {%- set kind = {'valid_from': valid_from, 'valid_to': valid_to, 'open_when': none,
+    {%- set defaults = {'valid_from': none, 'valid_to': none, 'open_when': none,
         'interval': 'half_open', 'deleted_when': 'false', 'version_column': none} -%}
   {%- endif -%}
-  {%- set valid_from = valid_from or kind.valid_from -%}
-  {%- set valid_to = valid_to or kind.valid_to -%}
-  {%- if execute and (valid_from is none or valid_to is none) -%}
-    {{ exceptions.raise_compiler_error(
-        "historize: " ~ relation ~ " is not a historize table (its columns: " ~ names | join(', ')
-        ~ "); give valid_from and valid_to") }}
+  {%- set valid_from = valid_from or recorded.get('historize.valid_from') or defaults.valid_from -%}
+  {%- set valid_to = valid_to or recorded.get('historize.valid_to') or defaults.valid_to -%}
+  {%- set keys = historize._as_name_list('unique_key', unique_key) if unique_key
+        else historize._as_name_list('unique_key', (recorded.get('historize.unique_key') or '').split(',') | reject('equalto', '') | list) -%}
+  {%- if execute -%}
+    {%- if valid_from is none or valid_to is none -%}
+      {{ exceptions.raise_compiler_error("historize: " ~ used_by ~ ": " ~ relation ~ " is not a historize table "
+          ~ "(it records no historize.kind and its columns are " ~ names | join(', ') ~ "); give valid_from and valid_to") }}
+    {%- endif -%}
+    {%- if needs_key and not keys -%}
+      {{ exceptions.raise_compiler_error("historize: " ~ used_by ~ ": " ~ relation ~ " records no unique_key "
+          ~ "(only tables built or loaded by historize's materializations do); give unique_key") }}
+    {%- endif -%}
+    {%- for argument, columns in [('unique_key', keys), ('valid_from', [valid_from]), ('valid_to', [valid_to]),
+          ('version_column', [version_column] if version_column else [])] -%}
+      {%- set unknown = columns | map('lower') | reject('in', names) | list -%}
+      {%- if unknown -%}
+        {{ exceptions.raise_compiler_error("historize: " ~ used_by ~ ": " ~ argument ~ " names " ~ unknown | join(', ')
+            ~ ", which " ~ relation ~ " does not have; its columns are " ~ names | join(', ')) }}
+      {%- endif -%}
+    {%- endfor -%}
   {%- endif -%}
-  {%- set interval = interval or kind.interval -%}
+  {%- set interval = interval or defaults.interval -%}
   {{ historize._assert_one_of('interval', interval, ['half_open', 'closed']) }}
-  {%- set open_sql = open_when or kind.open_when or (q ~ adapter.quote(valid_to or 'valid_to') ~ ' is null') -%}
+  {%- set open_sql = open_when or defaults.open_when or (q ~ adapter.quote(valid_to or 'valid_to') ~ ' is null') -%}
   {{ return({
-      'valid_from': valid_from,
-      'valid_to': valid_to,
+      'unique_key': keys,
+      'valid_from': valid_from or 'valid_from',
+      'valid_to': valid_to or 'valid_to',
       'open_sql': open_sql,
       'end_sql': 'case when ' ~ open_sql ~ ' then null else ' ~ q ~ adapter.quote(valid_to or 'valid_to') ~ ' end',
       'interval': interval,
       'step': step or ('interval 1 millisecond' if interval == 'closed' else 'interval 0 seconds'),
-      'deleted_sql': deleted_when or kind.deleted_when,
-      'version_column': version_column or kind.version_column,
+      'deleted_sql': deleted_when or defaults.deleted_when,
+      'version_column': version_column or defaults.version_column,
   }) }}
+{% endmacro %}
+
+
+{#- The lowercase column names and the properties of `relation` (while
+    executing; while parsing, none). Fails, naming it, when it does not exist. -#}
+{% macro _history_table_facts(relation, used_by) %}
+  {%- if not execute -%}
+    {{ return({'columns': [], 'properties': {}}) }}
+  {%- endif -%}
+  {%- if relation is string or relation is none -%}
+    {{ exceptions.raise_compiler_error("historize: " ~ used_by ~ ": '" ~ relation ~ "' is not a relation; "
+        ~ "pass ref('model') or source('source', 'table')") }}
+  {%- endif -%}
+  {%- set names = adapter.get_columns_in_relation(relation) | map(attribute='name') | map('lower') | list -%}
+  {%- if not names -%}
+    {{ exceptions.raise_compiler_error("historize: " ~ used_by ~ ": " ~ relation ~ " does not exist (or has no columns)") }}
+  {%- endif -%}
+  {%- set properties = {} -%}
+  {%- for row in run_query('show tblproperties ' ~ relation).rows if row[0].startswith('historize.') -%}
+    {%- do properties.update({row[0]: row[1]}) -%}
+  {%- endfor -%}
+  {{ return({'columns': names, 'properties': properties}) }}
+{% endmacro %}
+
+
+{#- The kind of a table that records none, recognised by its columns. -#}
+{% macro _history_kind_by_columns(names) %}
+  {%- if 'version_started_at' in names and 'version_ended_at' in names -%}
+    {{ return('scd2_hist') }}
+  {%- elif 'effective_from' in names and 'effective_to' in names and 'current_flag' in names -%}
+    {{ return('scd_type6') }}
+  {%- elif '_fivetran_start' in names and '_fivetran_end' in names -%}
+    {{ return('fivetran_history') }}
+  {%- endif -%}
+  {{ return(none) }}
 {% endmacro %}
 
 
@@ -69,8 +125,8 @@
       _historize_next_from (start of the key's next version), _historize_prev_to,
       _historize_position (1, 2, ... by valid_from), _historize_is_latest,
       _historize_is_deleted. -#}
-{% macro _history_versions_sql(relation, unique_key, conv) %}
-  {%- set keys = historize._as_column_list('unique_key', unique_key) -%}
+{% macro _history_versions_sql(relation, conv) %}
+  {%- set keys = conv.unique_key -%}
   {%- set by_key = 'partition by ' ~ historize._column_list(keys, 'v') ~ ' order by v.' ~ adapter.quote(conv.valid_from) -%}
     with ordered_versions as (
         select

@@ -6,14 +6,7 @@
   {%- if given is none -%}
     {{ return(run_started_at.strftime('%Y-%m-%d %H:%M:%S.%f')) }}
   {%- endif -%}
-  {%- set text = given | string | trim -%}
-  {%- if not modules.re.match('^[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}([.][0-9]{1,6})?$', text) -%}
-    {{ exceptions.raise_compiler_error(
-        "historize: var 'load_timestamp' is '" ~ text ~ "'; expected 'YYYY-MM-DD HH:MM:SS[.ffffff]' (UTC)") }}
-  {%- endif -%}
-  {%- set fmt = '%Y-%m-%d %H:%M:%S.%f' if '.' in text else '%Y-%m-%d %H:%M:%S' -%}
-  {%- set parsed = modules.datetime.datetime.strptime(text, fmt) -%}
-  {{ return(parsed.strftime('%Y-%m-%d %H:%M:%S.%f')) }}
+  {{ return(historize._timestamp_text("var 'load_timestamp'", given)) }}
 {% endmacro %}
 
 
@@ -24,24 +17,21 @@
 {% endmacro %}
 
 
-{#- The load run id: --vars '{load_run_id: ...}', else dbt's invocation id. -#}
-{% macro load_run_id() %}
-  {%- set given = var('load_run_id', none) -%}
-  {%- set value = invocation_id if given is none else given | string | trim -%}
-  {%- if value == '' -%}
-    {{ exceptions.raise_compiler_error("historize: var 'load_run_id' is empty") }}
-  {%- endif -%}
-  {{ return(value) }}
-{% endmacro %}
-
-
-{% macro load_run_id_sql() %}
-  {{- return("'" ~ historize.load_run_id() | replace("\\", "\\\\") | replace("'", "\\'") ~ "'") -}}
-{% endmacro %}
-
-
 {#- When rows were physically written: the invocation's start (UTC), the same
     for every statement of the run, as opposed to the logical load_timestamp. -#}
 {% macro _loaded_at_sql() %}
   {{- return("timestamp'" ~ run_started_at.strftime('%Y-%m-%d %H:%M:%S.%f') ~ "+00:00'") -}}
+{% endmacro %}
+
+
+{#- A timestamp given as text ('YYYY-MM-DD HH:MM:SS[.ffffff]', UTC), checked
+    and normalised to microseconds; `what` names where it came from. -#}
+{% macro _timestamp_text(what, given) %}
+  {%- set text = given | string | trim -%}
+  {%- if not modules.re.match('^[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}([.][0-9]{1,6})?$', text) -%}
+    {{ exceptions.raise_compiler_error(
+        "historize: " ~ what ~ " is '" ~ text ~ "'; expected 'YYYY-MM-DD HH:MM:SS[.ffffff]' (UTC)") }}
+  {%- endif -%}
+  {%- set fmt = '%Y-%m-%d %H:%M:%S.%f' if '.' in text else '%Y-%m-%d %H:%M:%S' -%}
+  {{ return(modules.datetime.datetime.strptime(text, fmt).strftime('%Y-%m-%d %H:%M:%S.%f')) }}
 {% endmacro %}

@@ -55,21 +55,22 @@
 {% endmacro %}
 
 
-{#- What the table needs: `select_columns` (name, data_type) are the select's
-    business columns; `managed` the table's columns the materialization owns,
+{#- What the table needs, from its `state` (_read_table_state): `select_columns`
+    (name, data_type) are the select's business columns; `managed` the table's columns the materialization owns,
     `managed_renames` (old, new) pairs of them (a surrogate key named after a
     renamed table). Raises, naming the columns, on an ambiguous rename or a type
     change that is not a widening. -#}
-{% macro _schema_sync_plan(model_name, target, select_columns, managed, managed_renames=[]) %}
+{% macro _schema_sync_plan(cfg, target, state, select_columns, managed, managed_renames=[]) %}
   {%- set table_types = {} -%}
   {%- set table_order = [] -%}
-  {%- for column in adapter.get_columns_in_relation(target) -%}
+  {%- for column in state.columns -%}
     {%- do table_types.update({column.name | lower: column.data_type | lower}) -%}
     {%- do table_order.append(column.name | lower) -%}
   {%- endfor -%}
+  {%- set retired_prefix = 'historize.retired.' -%}
   {%- set retired = {} -%}
-  {%- for row in run_query('show tblproperties ' ~ target).rows if row[0].startswith('historize.retired.') -%}
-    {%- do retired.update({row[0][18:]: row[1]}) -%}
+  {%- for name, value in state.properties.items() if name.startswith(retired_prefix) -%}
+    {%- do retired.update({historize._without_prefix(name, retired_prefix): value}) -%}
   {%- endfor -%}
 
   {%- set plan = {'renamed': [], 'added': [], 'retired': [], 'reactivated': [], 'widened': [], 'errors': []} -%}
@@ -116,7 +117,7 @@
   {%- endfor -%}
 
   {%- if plan.errors -%}
-    {{ exceptions.raise_compiler_error("historize: model " ~ model_name ~ ": cannot bring " ~ target
+    {{ exceptions.raise_compiler_error("historize: model " ~ cfg.model_name ~ ": cannot bring " ~ target
         ~ " in line with the select: " ~ plan.errors | join('; ') ~ ". Nothing was written") }}
   {%- endif -%}
   {%- do plan.update({'changed': (plan.renamed or plan.added or plan.retired or plan.reactivated or plan.widened) | length > 0,
@@ -129,7 +130,7 @@
 {#- Applies a plan: each change is one DDL statement, each safe to rerun (a
     rerun plans only what is still missing). New columns go before the
     managed column `before`, after the business columns. -#}
-{% macro _schema_sync_apply(plan, model_name, target, before) %}
+{% macro _schema_sync_apply(plan, cfg, target, before) %}
   {%- set at = historize.load_timestamp() -%}
   {%- set previous = plan.table_order[plan.table_order.index(before) - 1] -%}
   {%- set renamed_to = {} -%}
@@ -158,60 +159,26 @@
   {%- for name in plan.retired -%}
     {%- call statement('retire_' ~ name) -%}
       alter table {{ target }} alter column {{ adapter.quote(name) }}
-        comment 'retired at {{ at }}: no longer in the select of {{ model_name }}; NULL in versions loaded since'
+        comment {{ historize._string_literal('retired at ' ~ at ~ ': no longer in the select of ' ~ cfg.model_name ~ '; NULL in versions loaded since') }}
     {%- endcall -%}
     {%- call statement('retire_property_' ~ name) -%}
-      alter table {{ target }} set tblproperties ('historize.retired.{{ name }}' = '{{ at }}')
+      alter table {{ target }} set tblproperties ({{ historize._string_literal('historize.retired.' ~ name) }} = '{{ at }}')
     {%- endcall -%}
   {%- endfor -%}
   {%- for name in plan.reactivated -%}
     {%- call statement('reactivate_' ~ name) -%}
       alter table {{ target }} alter column {{ adapter.quote(name) }}
-        comment '{{ ((model.columns.get(name) or {}).get('description') or '') | replace("'", "\\'") }}'
+        comment {{ historize._string_literal((model.columns.get(name) or {}).get('description') or '') }}
     {%- endcall -%}
     {%- call statement('reactivate_property_' ~ name) -%}
-      alter table {{ target }} unset tblproperties if exists ('historize.retired.{{ name }}')
+      alter table {{ target }} unset tblproperties if exists ({{ historize._string_literal('historize.retired.' ~ name) }})
     {%- endcall -%}
   {%- endfor -%}
   {%- if plan.changed -%}
-    {{ log("historize: " ~ model_name ~ ": schema: renamed " ~ (plan.renamed | map('join', ' to ') | join(', ') or 'none')
+    {{ log("historize: " ~ cfg.model_name ~ ": schema: renamed " ~ (plan.renamed | map('join', ' to ') | join(', ') or 'none')
         ~ "; added " ~ (plan.added | map(attribute=0) | join(', ') or 'none')
         ~ "; retired " ~ (plan.retired | join(', ') or 'none')
         ~ "; reactivated " ~ (plan.reactivated | join(', ') or 'none')
         ~ "; widened " ~ (plan.widened | map(attribute=0) | join(', ') or 'none'), info=true) }}
   {%- endif -%}
-{% endmacro %}
-
-
-{#- For a model whose table does not exist yet: the one existing table named
-    by the model's meta.former_names, or none. With `suffix`, only a name
-    ending in it may be taken over. Raises when several exist. -#}
-{% macro _former_table(target, model_name, suffix=none) %}
-  {%- set formers = historize._read_option('former_names', []) -%}
-  {%- set found = [] -%}
-  {%- for former in ([formers] if formers is string else formers) -%}
-    {%- set relation = adapter.get_relation(database=target.database, schema=target.schema, identifier=former) -%}
-    {%- if relation is not none -%}{%- do found.append(relation) -%}{%- endif -%}
-  {%- endfor -%}
-  {%- if found | length > 1 -%}
-    {{ exceptions.raise_compiler_error("historize: model " ~ model_name ~ ": several of its former names exist as tables: "
-        ~ found | join(', ') ~ "; keep one. Nothing was written") }}
-  {%- endif -%}
-  {%- if found and suffix and not (found[0].identifier | lower).endswith(suffix) -%}
-    {{ exceptions.raise_compiler_error("historize: model " ~ model_name ~ ": its former name " ~ found[0]
-        ~ " does not end in " ~ suffix ~ "; a history table is only taken over from another history table. Nothing was written") }}
-  {%- endif -%}
-  {%- if found -%}
-    {{ historize._assert_delta_table(found[0], model_name) }}
-  {%- endif -%}
-  {{ return(found[0] if found else none) }}
-{% endmacro %}
-
-
-{% macro _rename_table(former, target, model_name) %}
-  {%- call statement('rename_table') -%}
-    alter table {{ former }} rename to {{ target }}
-  {%- endcall -%}
-  {%- do adapter.cache_renamed(former, target) -%}
-  {{ log("historize: " ~ model_name ~ ": renamed table " ~ former ~ " to " ~ target, info=true) }}
 {% endmacro %}

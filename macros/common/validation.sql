@@ -17,24 +17,32 @@
 {#- Fails when the key columns hold a NULL or a duplicate in `relation`. -#}
 {% macro _assert_unique_key(relation, unique_key, model_name, sample=5, label='unique_key') %}
   {%- set key_list = historize._column_list(unique_key) -%}
+  {%- set key_targets = historize._select_list(unique_key) -%}
   {%- set any_null = historize._column_list(unique_key, suffix=' is null', separator=' or ') -%}
   {%- set query -%}
     with keyed as (
-        select {{ key_list }}, count(*) as occurrences, max(case when {{ any_null }} then 1 else 0 end) as has_null
+        select
+            {{ key_targets }},
+            count(*) as occurrences,
+            max(case when {{ any_null }} then 1 else 0 end) as has_null
         from {{ relation }}
         group by {{ key_list }}
     ),
 
     offending as (
-        select * from keyed where occurrences > 1 or has_null = 1
+        select *
+        from keyed
+        where occurrences > 1 or has_null = 1
     )
 
     select
-        {{ key_list }}, occurrences, has_null,
+        {{ key_targets }},
+        occurrences,
+        has_null,
         count(*) over () as offending_keys,
         sum(case when has_null = 1 then occurrences else 0 end) over () as null_rows
     from offending
-    order by has_null desc, occurrences desc, {{ key_list }}
+    order by has_null desc, occurrences desc, {{ historize._column_list(unique_key, suffix=' asc') }}
     limit {{ sample }}
   {%- endset -%}
   {%- set result = run_query(query) -%}

@@ -1,15 +1,35 @@
 {#- The versions of `relation` valid at `at` (a SQL expression): one per key
     alive then; a key deleted before `at` is absent. Half-open tables answer
     valid_from <= at < valid_to, closed ones (Fivetran's) valid_from <= at <= valid_to.
+    A table built by historize needs nothing more; for others give
+    valid_from, valid_to and, as needed, open_when and interval.
     Usage: select * from ({{ historize.as_of(ref('x_hist'), "timestamp'2026-01-31 00:00:00'") }}) as v -#}
 {% macro as_of(relation, at, valid_from=none, valid_to=none, open_when=none, interval=none) %}
   {{- return(adapter.dispatch('as_of', 'historize')(relation, at, valid_from, valid_to, open_when, interval)) -}}
 {% endmacro %}
 
 {% macro default__as_of(relation, at, valid_from, valid_to, open_when, interval) %}
-  {%- set conv = historize._history_conventions(relation, valid_from, valid_to, open_when, interval) -%}
+  {{ historize._assert_given('as_of', relation, {'at': at}) }}
+  {%- set conv = historize._history_conventions(relation, 'as_of', valid_from=valid_from, valid_to=valid_to,
+        open_when=open_when, interval=interval, needs_key=false) -%}
     select v.*
     from {{ relation }} as v
     where v.{{ adapter.quote(conv.valid_from) }} <= {{ at }}
         and ({{ conv.open_sql }} or {{ at }} {{ '<' if conv.interval == 'half_open' else '<=' }} v.{{ adapter.quote(conv.valid_to) }})
+{% endmacro %}
+
+
+{#- Fails, naming the macro, the argument and the table, when a required
+    argument is missing: it must never reach Spark as broken SQL. (Checked
+    when executing, when the table's name is known.) -#}
+{% macro _assert_given(used_by, relation, arguments) %}
+  {%- if not execute -%}
+    {{ return(none) }}
+  {%- endif -%}
+  {%- if relation is none or relation == '' -%}
+    {{ exceptions.raise_compiler_error("historize: " ~ used_by ~ ": the history table argument is missing") }}
+  {%- endif -%}
+  {%- for name, value in arguments.items() if value is none or value == '' or value == [] -%}
+    {{ exceptions.raise_compiler_error("historize: " ~ used_by ~ " on " ~ relation ~ ": argument '" ~ name ~ "' is missing") }}
+  {%- endfor -%}
 {% endmacro %}

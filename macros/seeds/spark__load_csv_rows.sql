@@ -29,6 +29,6 @@
   {%- elif value is boolean -%}
     {{ return('true' if value else 'false') }}
   {%- else -%}
-    {{ return("'" ~ (value | string) | replace("\\", "\\\\") | replace("'", "\\'") ~ "'") }}
+    {{ return(historize._string_literal(value)) }}
   {%- endif -%}
 {% endmacro %}

@@ -1,8 +1,10 @@
 {{ config(
     materialized='scd_type6',
     unique_key='player_id',
-    type0_columns=['birth_date'],
-    type1_columns=['email', 'phone']
+    meta={
+        'type0_columns': ['birth_date'],
+        'type1_columns': ['email', 'phone']
+    }
 ) }}
 
 select * from {{ ref('stg_player') }}

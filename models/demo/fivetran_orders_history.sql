@@ -1,3 +1,3 @@
-{{ config(materialized='fivetran_history', unique_key=['id'], unmodified_string='unmod') }}
+{{ config(materialized='fivetran_history', unique_key=['id'], meta={'unmodified_string': 'unmod'}) }}
 
 select * from {{ ref('stg_fivetran_changes') }}

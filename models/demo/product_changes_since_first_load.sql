@@ -8,5 +8,5 @@ select
     change_kind,
     change_at
 from (
-    {{ historize.changes_since(ref('rc_aw_product_hist'), "timestamp'2026-01-01 06:00:00+00:00'", unique_key='product_id') }}
+    {{ historize.changes_since(ref('rc_aw_product_hist'), "timestamp'2026-01-01 06:00:00+00:00'") }}
 ) as changes

@@ -1,6 +1,6 @@
 {{ config(materialized='view') }}
 
--- One batch of change events: the demo load's batch of the seed.
+-- One batch of change events: the batch of the demo load (seed fivetran_change_events).
 select
     id,
     col1,

@@ -1,4 +1,4 @@
-"""fivetran_history: the seed's worked example, each rule of the issue, and bad
+"""fivetran_history: the worked example of Fivetran's history mode, each rule of the materialization, and bad
 input, against tables computed by hand."""
 from __future__ import annotations
 

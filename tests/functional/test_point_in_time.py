@@ -71,3 +71,78 @@ def test_as_of_changes_since_and_as_of_join(project):
     assert project.table("facts_with_name", "fact_id, product_name", "fact_id") == [
         (1, "a"), (2, "b"), (3, "c"), (4, None), (5, "e"), (6, None),
     ]
+
+
+HIST = "id int, name string"
+LEGACY = """
+    create table {schema}.legacy_hist (legacy_hist_key string, id int, name string, row_hash string,
+        version_started_at timestamp, version_ended_at timestamp, version_state string, load_run_id string,
+        loaded_at timestamp)
+    using delta tblproperties ('delta.columnMapping.mode' = 'name', 'delta.minReaderVersion' = '2',
+        'delta.minWriterVersion' = '5')
+"""
+SHAPES = {  # model: (select, the error it must fail with, or None)
+    "pit_as_of": ("select id, name from ({{ historize.as_of(ref('p_hist'), \"%s\") }}) as v" % lit(T1), None),
+    "pit_changes": ("select id, name, change_kind from ({{ historize.changes_since(ref('p_hist'), \"%s\") }}) as c"
+                    % lit(T1), None),
+    "pit_join": ("select fact_id, product_name from ({{ historize.as_of_join(source('h', 'facts'), ref('p_hist'), "
+                 "'event_time', columns=['name'], prefix='product_') }}) as j", None),
+    "bad_no_since": ("select * from ({{ historize.changes_since(ref('p_hist'), none) }}) as c",
+                     "historize: changes_since on {schema}.p_hist: argument 'since' is missing"),
+    "bad_no_columns": ("select * from ({{ historize.as_of_join(source('h', 'facts'), ref('p_hist'), 'event_time') }}) as j",
+                       "historize: as_of_join on {schema}.p_hist: argument 'columns' is missing"),
+    "bad_key": ("select * from ({{ historize.changes_since(ref('p_hist'), 'now()', unique_key='nope') }}) as c",
+                "historize: changes_since: unique_key names nope, which {schema}.p_hist does not have; its columns are"),
+    "bad_plain_key": ("select * from ({{ historize.changes_since(source('h', 'facts'), 'now()', valid_from='event_time', "
+                      "valid_to='event_time') }}) as c",
+                      "historize: changes_since: {schema}.facts records no unique_key"),
+    "bad_plain": ("select * from ({{ historize.as_of(source('h', 'facts'), 'now()') }}) as v",
+                  "historize: as_of: {schema}.facts is not a historize table (it records no historize.kind and its "
+                  "columns are fact_id, id, event_time); give valid_from and valid_to"),
+    "bad_string": ("select * from ({{ historize.as_of('facts', 'now()') }}) as v",
+                   "historize: as_of: 'facts' is not a relation; pass ref('model') or source('source', 'table')"),
+}
+
+
+def test_tables_built_by_historize_need_no_key_and_bad_calls_are_named(project):
+    """Every call shape: with the key the table records, and each missing or wrong
+    argument a compiler error naming it and the table. A table built before the
+    key was recorded (legacy_hist) gets it on its next load."""
+    project.create_table("facts", "fact_id int, id int, event_time timestamp", [(1, 1, T1), (2, 2, T2)])
+    project.write("models/sources.yml", f"""
+        version: 2
+        sources:
+          - name: h
+            schema: {project.schema}
+            tables: [{{name: facts}}]
+        models:
+          - name: p_hist
+            data_tests: [historize.one_open_version, historize.no_overlapping_versions]
+        """)
+    project.sql(LEGACY.format(schema=project.schema))
+    before = dt.datetime(2025, 12, 31, 6)
+    project.sql(f"insert into {project.schema}.legacy_hist values ('k0', 1, 'z', 'h', {lit(before)}, null, 'new', 'r0', {lit(before)})")
+    project.create_table("snapshot", HIST, [(1, "a"), (2, "b")])
+    for name in ("p_hist", "legacy_hist"):
+        project.model(name, f"{{{{ config(materialized='scd2_hist', unique_key='id') }}}} "
+                            f"select * from {{{{ target.schema }}}}.snapshot")
+    project.model("pit_legacy", "select id, change_kind from ({{ historize.changes_since(ref('legacy_hist'), \"%s\") }}) as c"
+                  % lit(T1))
+    assert "historize: changes_since: {}.legacy_hist records no unique_key".format(project.schema) in project.fail(
+        "run", "--select", "pit_legacy")
+
+    for name, (select, _) in SHAPES.items():
+        project.model(name, f"{{{{ config(materialized='table') }}}} {select}")
+    project.run("run", "--select", "p_hist", "legacy_hist", variables={"load_timestamp": T1.strftime("%Y-%m-%d %H:%M:%S")})
+    project.create_table("snapshot", HIST, [(1, "a2"), (2, "b")])
+    errors = project.fail("build", variables={"load_timestamp": T2.strftime("%Y-%m-%d %H:%M:%S")})
+
+    for name, (_, message) in SHAPES.items():
+        if message:
+            assert f"{name}: " in errors and message.format(schema=project.schema) in errors, (name, errors)
+    assert "PARSE_SYNTAX_ERROR" not in errors
+    assert project.table("pit_as_of", "*", "id") == [(1, "a"), (2, "b")]
+    assert project.table("pit_changes", "*", "id, change_kind") == [(1, "a2", "changed")]
+    assert project.table("pit_join", "*", "fact_id") == [(1, "a"), (2, "b")]
+    assert project.table("pit_legacy", "*", "id") == [(1, "changed")]
+    assert dict(project.sql(f"show tblproperties {project.schema}.legacy_hist"))["historize.unique_key"] == "id"

@@ -2,17 +2,9 @@
 trail, reruns and bad input, against tables computed by hand."""
 from __future__ import annotations
 
-import datetime as dt
-
 from reference import hash_key
 
-T1, T2, T3, T4 = (dt.datetime(2026, 1, d, 6) for d in (1, 2, 3, 4))
-SENTINEL = dt.datetime(9999, 12, 31, 23, 59, 59)
-D = {n: dt.date(2020, 1, n) for n in range(1, 10)}
-SOURCE = "program_id string, created_on date, current_program_name string, eligibility_threshold int, funding_cap int"
-CONFIG = ("materialized='scd_type6', unique_key='program_id', type0_columns=['created_on'], "
-          "type1_columns=['current_program_name'], "
-          "type3_columns={'eligibility_threshold': 'previous_eligibility_threshold'}, audit=true")
+from conftest import AUDIT, DIM, PROGRAM_CONFIG as CONFIG, PROGRAM_SOURCE as SOURCE, SENTINEL, D, T1, T2, T3, T4
 
 
 def dim_model(project, config=CONFIG, name="dim_program"):
@@ -24,9 +16,6 @@ def load(project, rows, at, run_id):
     project.run("run", variables={"load_timestamp": at.strftime("%Y-%m-%d %H:%M:%S"), "load_run_id": run_id})
 
 
-DIM = ("program_id, created_on, current_program_name, eligibility_threshold, funding_cap, previous_eligibility_threshold, "
-       "effective_from, effective_to, current_flag, version, change_reason")
-AUDIT = "program_id, change_type, changed_columns, change_ts, reason, source_batch_id"
 
 
 def test_types_versions_deletes_returns_and_audit(project):

@@ -47,7 +47,7 @@ def describe(project, name: str) -> list[tuple]:
 
 
 def properties(project, name: str) -> dict:
-    return {k: v for k, v in project.sql(f"show tblproperties {project.schema}.{name}") if k.startswith("historize.")}
+    return {k: v for k, v in project.sql(f"show tblproperties {project.schema}.{name}") if k.startswith("historize.retired.")}
 
 
 def test_rename_add_retire_widen_and_reactivate_scd2_hist(project):

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import textwrap
 
-import dbt_checks
+from historize_tools import checks as dbt_checks
 from conftest import PROJECT_YML, dbt
 
 

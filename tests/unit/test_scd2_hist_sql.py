@@ -3,9 +3,7 @@ its shape, and that it parses as Spark SQL."""
 from __future__ import annotations
 
 import os
-import re
 import textwrap
-from pathlib import Path
 
 import pytest
 import sqlfluff
@@ -80,10 +78,10 @@ def test_merge_applies_all_four_effects_in_one_statement(rendered):
     assert "on hist.`region` = chg.`_historize_merge_key_0` and hist.`id` = chg.`_historize_merge_key_1` and hist.`version_ended_at` is null" in sql
     assert "when matched and chg._historize_action = 'changed' then update set `version_ended_at` = " + AT in sql
     assert "when matched and chg._historize_action = 'deleted' then update set" in sql
-    assert ("when not matched and chg._historize_action in ('new', 'changed') then insert "
+    assert ("when not matched and chg._historize_role = 'insert' then insert "
             "( `merge_key`, `region`, `id`, `name`, `row_hash`, `version_started_at`, `version_ended_at`, "
             "`version_state`, `load_run_id`, `loaded_at` ) values ( sha2(") in sql
-    assert "array('close', 'insert')" in sql
+    assert "array('update', 'insert')" in sql
 
 
 def test_ordered_steps_close_with_merge_and_insert_with_explicit_columns(rendered):

@@ -1,92 +1,56 @@
 {#- Fivetran history-mode table kept from batches of change events.
-    See README.md, section fivetran_history. -#}
+    See README.md, sections fivetran_history and "How a load runs". -#}
 {% materialization fivetran_history, adapter='spark' %}
   {%- set cfg = historize._fivetran_history_config() -%}
 
-  {%- set target_relation = this.incorporate(type='table') -%}
-  {%- set existing_relation = load_cached_relation(this) -%}
-  {%- set source_view = make_temp_relation(this, '__historize_batch').incorporate(type='view') -%}
-  {%- set changes_view = make_temp_relation(this, '__historize_changes').incorporate(type='view') -%}
-  {{ historize._assert_delta_table(existing_relation, cfg.model_name) }}
+  {#- A table that does not exist yet may be a renamed history table. -#}
+  {%- set relations = historize._history_relations(cfg) -%}
+  {%- set target_relation, existing_relation, source_view, changes_view, found = relations.target, relations.existing,
+        relations.source, relations.changes, relations.found -%}
 
   {{ run_hooks(pre_hooks) }}
 
   {{ historize._log_full_refresh(cfg.model_name) }}
 
   {%- set select_columns = historize._stage_select(source_view, sql) -%}
-  {%- set select_names = select_columns | map(attribute='name') | map('lower') | list -%}
-  {{ historize._assert_columns_present(cfg.unique_key, select_names, 'unique_key', cfg.model_name) }}
-  {{ historize._assert_columns_present([cfg.start], select_names, 'the event time', cfg.model_name) }}
-  {{ historize._assert_columns_present([cfg.op_column], select_names, 'op_column', cfg.model_name) }}
-  {%- set has_synced = cfg.synced in select_names -%}
-  {%- set data_columns = historize._names_except(select_columns,
-        cfg.unique_key + [cfg.start, cfg.op_column, cfg.synced, cfg['end'], cfg.active]) -%}
-  {%- set types = historize._fivetran_history_column_types(select_columns) -%}
+  {%- set columns = historize._fivetran_history_columns(cfg, select_columns) -%}
+  {%- set batch_check = {'builder': historize._fivetran_history_check_batch, 'args': [cfg, source_view]} -%}
 
-  {%- call statement('cache_batch') -%}cache table {{ source_view }}{%- endcall -%}
-  {{ historize._assert_unique_key(source_view, cfg.unique_key + [cfg.start], cfg.model_name,
-        label='the key and _fivetran_start') }}
-  {{ historize._fivetran_history_assert_operations(cfg, source_view) }}
-
-  {%- if existing_relation is none -%}
-    {%- call statement('create_table') -%}
-      {{ historize._fivetran_history_create_sql(cfg, target_relation, data_columns, types) }}
-    {%- endcall -%}
+  {#- The batch is checked before a table is created or changed, else after
+      the version is read (below). -#}
+  {%- set checked = found.relation is none -%}
+  {%- if found.relation is none -%}
+    {{ batch_check.builder(*batch_check.args) }}
+    {{ historize._create_history_table(target_relation, historize._history_properties(cfg),
+        columns=historize._fivetran_history_table_types(cfg, columns)) }}
   {%- else -%}
-    {#- Schema evolution: renames, widening, new and retired columns (no hash to
-        bring in line: versions come from the events). -#}
+    {#- No hash to bring in line: versions come from the events. -#}
     {%- set typed = [] -%}
-    {%- for name in cfg.unique_key + data_columns -%}{%- do typed.append({'name': name, 'data_type': types[name]}) -%}{%- endfor -%}
-    {%- set schema_plan = historize._schema_sync_plan(cfg.model_name, target_relation, typed,
-          [cfg.start, cfg['end'], cfg.active, cfg.synced]) -%}
-    {{ historize._schema_sync_apply(schema_plan, cfg.model_name, target_relation, cfg.start) }}
+    {%- for name in cfg.unique_key + columns.data -%}{%- do typed.append({'name': name, 'data_type': columns.types[name]}) -%}{%- endfor -%}
+    {%- set state = historize._read_table_state(found.relation) -%}
+    {%- set synced = historize._sync_history_table(cfg, found, target_relation, state, typed, cfg.technical_columns,
+          cfg.valid_from, batch_check) -%}
+    {%- set checked = synced.checked -%}
   {%- endif -%}
 
-  {{ historize._uncache_view(changes_view) }}
-  {%- call statement('cache_changes') -%}
-    cache table {{ changes_view }} as
-    {{ historize._fivetran_history_plan_sql(cfg, target_relation, source_view, data_columns, types, has_synced) }}
-  {%- endcall -%}
-  {%- set counts = run_query("select _ft_action, count(*) as n from " ~ changes_view ~ " group by _ft_action") -%}
-  {%- set summary = {} -%}
-  {%- for row in counts.rows -%}{%- do summary.update({row[0]: row[1]}) -%}{%- endfor -%}
-  {%- if summary | length == 0 -%}
-    {%- call noop_statement('main', 'OK 0 (no change)', 'OK', 0) -%}{%- endcall -%}
-  {%- else -%}
-    {%- call statement('main') -%}
-      {{ historize._fivetran_history_merge_sql(cfg, target_relation, changes_view, data_columns) }}
-    {%- endcall -%}
+  {#- The write fails if another run writes the table after this read. -#}
+  {%- set read = historize._read_version(target_relation) -%}
+  {%- if not checked -%}
+    {{ batch_check.builder(*batch_check.args) }}
   {%- endif -%}
-  {{ log("historize: " ~ cfg.model_name ~ ": " ~ summary.get('insert', 0) ~ " versions inserted, "
-      ~ summary.get('update', 0) ~ " updated, " ~ summary.get('delete', 0) ~ " re-delivered removed", info=true) }}
+  {{ historize._stage_change_set(changes_view,
+      historize._fivetran_history_changes_sql(cfg, target_relation, source_view, columns)) }}
+  {%- set plan = run_query('select ' ~ historize._action_count_columns(['new', 'changed', 'deleted']) ~ ' from ' ~ changes_view).rows[0] -%}
+  {{ historize._write_or_noop(cfg, plan['new'] + plan['changed'] + plan['deleted'],
+      [{'name': 'merge', 'builder': historize._fivetran_history_merge_sql,
+        'args': [cfg, target_relation, changes_view, columns]}], read) }}
+  {{ historize._log_load(cfg, plan, "versions") }}
 
-  {{ historize._uncache_view(changes_view) }}
-  {{ historize._uncache_view(source_view) }}
+  {{ historize._drop_session_views(relations) }}
 
   {{ run_hooks(post_hooks) }}
 
-  {%- do persist_docs(target_relation, model) -%}
+  {{ historize._apply_docs_and_grants(target_relation, existing_relation) }}
 
   {{ return({'relations': [target_relation]}) }}
 {% endmaterialization %}
-
-
-{% macro _fivetran_history_assert_operations(cfg, source) %}
-  {%- set op = adapter.quote(cfg.op_column) -%}
-  {%- set query -%}
-    select cast({{ op }} as string) as op, count(*) as n
-    from {{ source }}
-    where {{ op }} is null or lower({{ op }}) not in ('{{ cfg.operations | join("', '") }}')
-    group by {{ op }}
-    order by n desc
-    limit 5
-  {%- endset -%}
-  {%- set rows = run_query(query).rows -%}
-  {%- if rows | length > 0 -%}
-    {%- set examples = [] -%}
-    {%- for row in rows -%}{%- do examples.append("'" ~ row[0] ~ "' x" ~ row[1]) -%}{%- endfor -%}
-    {{ exceptions.raise_compiler_error(
-        "historize: model " ~ cfg.model_name ~ ": unknown operation in " ~ cfg.op_column ~ ": " ~ examples | join(', ')
-        ~ "; allowed: " ~ cfg.operations | join(', ') ~ ". Nothing was written") }}
-  {%- endif -%}
-{% endmacro %}

@@ -1,35 +1,45 @@
-{#- Reads and validates every scd2_hist option in one place. -#}
+{#- Reads and validates every scd2_hist option in one place, and names the
+    table's technical columns once. -#}
 {% macro _scd2_hist_config() %}
-  {%- set strategies = ['merge', 'ordered'] -%}
-  {%- set strategy = historize._read_option('strategy', 'merge') -%}
-  {{ historize._assert_one_of('strategy', strategy, strategies) }}
-  {%- set extra_properties = historize._read_option('tblproperties', {}) -%}
-  {%- if extra_properties is not mapping and execute -%}
-    {{ exceptions.raise_compiler_error("historize: option 'tblproperties' is " ~ extra_properties ~ "; expected a mapping") }}
-  {%- endif -%}
-  {%- set properties = {
+  {%- set cfg = historize._history_config('scd2_hist', {
       'delta.columnMapping.mode': 'name',
-      'delta.minReaderVersion': '2',
-      'delta.minWriterVersion': '5',
-  } -%}
-  {%- do properties.update(extra_properties if extra_properties is mapping else {}) -%}
-  {{ return({
-      'model_name': model.name,
-      'unique_key': historize._as_column_list('unique_key', historize._read_option('unique_key')),
+      'delta.enableRowTracking': 'true',
+  }) -%}
+  {%- set strategy = historize._read_option('strategy', 'merge') -%}
+  {{ historize._assert_one_of('strategy', strategy, ['merge', 'ordered']) }}
+  {%- do cfg.update({
       'strategy': strategy,
-      'tblproperties': properties,
-      'hist_key': (model.name ~ '_key') | lower,
       'row_hash': 'row_hash',
-      'started_at': 'version_started_at',
-      'ended_at': 'version_ended_at',
+      'valid_from': 'version_started_at',
+      'valid_to': 'version_ended_at',
       'state': 'version_state',
       'load_run_id': 'load_run_id',
       'loaded_at': 'loaded_at',
-  }) }}
+  }) -%}
+  {#- Written after the select's columns, in this order. -#}
+  {%- do cfg.update({'technical_columns': [cfg.row_hash, cfg.valid_from, cfg.valid_to, cfg.state, cfg.load_run_id, cfg.loaded_at]}) -%}
+  {{ return(cfg) }}
 {% endmacro %}
 
 
-{#- The technical columns the materialization writes after the select's columns. -#}
-{% macro _scd2_hist_technical_columns(cfg) %}
-  {{ return([cfg.row_hash, cfg.started_at, cfg.ended_at, cfg.state, cfg.load_run_id, cfg.loaded_at]) }}
+{#- The select's columns as scd2_hist uses them, checked: `business` (all but
+    row_hash, in select order), `attributes` (business less the key, as
+    Column objects: they make the row_hash), `has_row_hash` (the select
+    brings its own). -#}
+{% macro _scd2_hist_columns(cfg, select_columns) %}
+  {%- set select_names = select_columns | map(attribute='name') | map('lower') | list -%}
+  {{ historize._assert_columns_present(cfg.unique_key, select_names, 'unique_key', cfg.model_name) }}
+  {%- set reserved = [cfg.version_key] + cfg.technical_columns | reject('equalto', cfg.row_hash) | list -%}
+  {%- set clashes = select_names | select('in', reserved) | list -%}
+  {%- if clashes -%}
+    {{ exceptions.raise_compiler_error(
+        "historize: model " ~ cfg.model_name ~ ": the select has column(s) " ~ clashes | join(', ')
+        ~ ", which scd2_hist writes itself; rename them in the select") }}
+  {%- endif -%}
+  {%- set business = historize._names_except(select_columns, [cfg.row_hash]) -%}
+  {{ return({
+      'business': business,
+      'attributes': historize._columns_named(select_columns, business | reject('in', cfg.unique_key) | list),
+      'has_row_hash': cfg.row_hash in select_names,
+  }) }}
 {% endmacro %}

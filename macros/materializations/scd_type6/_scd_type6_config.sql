@@ -1,6 +1,11 @@
-{#- Reads and validates every scd_type6 option in one place; the checks that
-    need the select's columns are in _scd_type6_assert_columns. -#}
+{#- Reads and validates every scd_type6 option in one place, and names the
+    table's technical columns once; the checks that need the select's columns
+    are in _scd_type6_columns. -#}
 {% macro _scd_type6_config() %}
+  {%- set cfg = historize._history_config('scd_type6', {
+      'delta.columnMapping.mode': 'name',
+      'delta.enableRowTracking': 'true',
+  }) -%}
   {%- set deletes = historize._read_option('deletes', 'close') -%}
   {{ historize._assert_one_of('deletes', deletes, ['close', 'ignore']) }}
   {%- set audit = historize._read_option('audit', false) -%}
@@ -14,38 +19,47 @@
       {%- do type3_map.update({base: 'previous_' ~ base}) -%}
     {%- endfor -%}
   {%- endif -%}
-  {{ return({
-      'model_name': model.name,
-      'unique_key': historize._as_column_list('unique_key', historize._read_option('unique_key')),
+  {%- do cfg.update({
       'type0': historize._as_column_list('type0_columns', historize._read_option('type0_columns', []), required=false),
       'type1': historize._as_column_list('type1_columns', historize._read_option('type1_columns', []), required=false),
       'type3': type3_map,
       'deletes': deletes,
       'audit': audit,
       'actor': historize._read_option('actor', model.name) | string,
-      'surrogate_key': (model.name ~ '_key') | lower,
-      'sentinel_sql': "timestamp'9999-12-31 23:59:59+00:00'",
-  }) }}
+      'valid_from': 'effective_from',
+      'valid_to': 'effective_to',
+      'current_flag': 'current_flag',
+      'version': 'version',
+      'change_reason': 'change_reason',
+      'hash': '_hash',
+      'open_end_sql': "timestamp'9999-12-31 23:59:59+00:00'",
+      'audit_properties': {'delta.appendOnly': 'true', 'delta.columnMapping.mode': 'name'},
+  }) -%}
+  {#- Written after the select's columns and the Type 3 columns, in this order. -#}
+  {%- do cfg.update({'technical_columns': [cfg.valid_from, cfg.valid_to, cfg.current_flag, cfg.version,
+        cfg.change_reason, cfg.hash]}) -%}
+  {{ return(cfg) }}
 {% endmacro %}
 
 
-{#- Checks against the select's columns; returns the Type 2 columns. -#}
-{% macro _scd_type6_assert_columns(cfg, select_names) %}
+{#- The select's columns as scd_type6 uses them, checked: `attributes` (all
+    but the key and change_reason, in select order), `type2` (attributes of no
+    other type), `types` (name to type), `has_reason`. -#}
+{% macro _scd_type6_columns(cfg, select_columns) %}
+  {%- set select_names = select_columns | map(attribute='name') | map('lower') | list -%}
   {%- set name = cfg.model_name -%}
   {{ historize._assert_columns_present(cfg.unique_key, select_names, 'unique_key', name) }}
   {{ historize._assert_columns_present(cfg.type0, select_names, 'type0_columns', name) }}
   {{ historize._assert_columns_present(cfg.type1, select_names, 'type1_columns', name) }}
   {{ historize._assert_columns_present(cfg.type3.keys() | list, select_names, 'type3_columns', name) }}
-  {%- set twice = [] -%}
-  {%- for column in cfg.type0 if column in cfg.type1 or column in cfg.unique_key -%}{%- do twice.append(column) -%}{%- endfor -%}
-  {%- for column in cfg.type1 if column in cfg.unique_key -%}{%- do twice.append(column) -%}{%- endfor -%}
+  {%- set twice = cfg.type0 | select('in', cfg.type1 + cfg.unique_key) | list + cfg.type1 | select('in', cfg.unique_key) | list -%}
   {%- if twice -%}
     {{ exceptions.raise_compiler_error("historize: model " ~ name ~ ": column(s) " ~ twice | join(', ')
         ~ " listed under two SCD types (unique_key, type0_columns, type1_columns)") }}
   {%- endif -%}
-  {%- set reserved = ['effective_from', 'effective_to', 'current_flag', 'version', '_hash', cfg.surrogate_key] -%}
+  {%- set reserved = [cfg.version_key] + cfg.technical_columns | reject('equalto', cfg.change_reason) | list -%}
   {%- set type2 = [] -%}
-  {%- for column in select_names if column not in cfg.unique_key + cfg.type0 + cfg.type1 + ['change_reason'] -%}
+  {%- for column in select_names if column not in cfg.unique_key + cfg.type0 + cfg.type1 + [cfg.change_reason] -%}
     {%- if column in reserved -%}
       {{ exceptions.raise_compiler_error("historize: model " ~ name ~ ": the select has column " ~ column
           ~ ", which scd_type6 writes itself; rename it in the select") }}
@@ -62,5 +76,12 @@
           ~ " of " ~ base ~ " collides with a column of the select or of the table") }}
     {%- endif -%}
   {%- endfor -%}
-  {{ return(type2) }}
+  {%- set types = {} -%}
+  {%- for column in select_columns -%}{%- do types.update({column.name | lower: column.data_type}) -%}{%- endfor -%}
+  {{ return({
+      'attributes': historize._names_except(select_columns, cfg.unique_key + [cfg.change_reason]),
+      'type2': type2,
+      'types': types,
+      'has_reason': cfg.change_reason in select_names,
+  }) }}
 {% endmacro %}

@@ -1,89 +1,100 @@
-{#- SQL builders of scd_type6. `attributes` are the select's columns other than
-    the key and change_reason, in select order; `types` maps a column to its type. -#}
+{#- SQL builders of scd_type6. `columns` is _scd_type6_columns: `attributes`
+    (the select's columns but the key and change_reason, in select order),
+    `type2`, `types`. Aliases: `src` the staged select, `hist` the dimension,
+    `chg` the change set. -#}
 
 {% macro _scd_type6_table_columns(cfg, attributes) %}
-  {{ return([cfg.surrogate_key] + cfg.unique_key + attributes + cfg.type3.values() | list
-      + ['effective_from', 'effective_to', 'current_flag', 'version', 'change_reason', '_hash']) }}
+  {{ return([cfg.version_key] + cfg.unique_key + attributes + cfg.type3.values() | list + cfg.technical_columns) }}
 {% endmacro %}
 
 
-{% macro _scd_type6_create_sql(cfg, target, attributes, types) %}
-    create table {{ target }} (
-        {{ adapter.quote(cfg.surrogate_key) }} string,
-        {%- for name in cfg.unique_key + attributes %}
-        {{ adapter.quote(name) }} {{ types[name] }},
-        {%- endfor %}
-        {%- for base, previous in cfg.type3.items() %}
-        {{ adapter.quote(previous) }} {{ types[base] }},
-        {%- endfor %}
-        effective_from timestamp,
-        effective_to timestamp,
-        current_flag boolean,
-        version int,
-        change_reason string,
-        _hash string
-    )
-    using delta
-    {{ partition_cols(label="partitioned by") }}
-    {{ location_clause() }}
-    {{ comment_clause() }}
-    tblproperties ('delta.columnMapping.mode' = 'name', 'delta.enableRowTracking' = 'true')
+{#- The dimension's (name, type) pairs, in table order. -#}
+{% macro _scd_type6_table_types(cfg, columns) %}
+  {%- set pairs = [(cfg.version_key, 'string')] -%}
+  {%- for name in cfg.unique_key + columns.attributes -%}{%- do pairs.append((name, columns.types[name])) -%}{%- endfor -%}
+  {%- for base, previous in cfg.type3.items() -%}{%- do pairs.append((previous, columns.types[base])) -%}{%- endfor -%}
+  {%- do pairs.extend([(cfg.valid_from, 'timestamp'), (cfg.valid_to, 'timestamp'), (cfg.current_flag, 'boolean'),
+        (cfg.version, 'int'), (cfg.change_reason, 'string'), (cfg.hash, 'string')]) -%}
+  {{ return(pairs) }}
 {% endmacro %}
 
 
-{#- Each key that needs a write, classified against the table:
-      _t6_type2_action  new (no current row: first seen or back after a delete),
-                        changed (a Type 2 column differs), deleted, same, none
-      _t6_type1_changed a Type 1 column differs from the key's latest version -#}
-{% macro _scd_type6_changes_sql(cfg, target, source, attributes, type2, has_reason) %}
+{#- The audit table's (name, type) pairs. -#}
+{% macro _scd_type6_audit_types(cfg, columns) %}
+  {%- set pairs = [] -%}
+  {%- for name in cfg.unique_key -%}{%- do pairs.append((name, columns.types[name])) -%}{%- endfor -%}
+  {%- do pairs.extend([(cfg.version_key ~ '_old', 'string'), (cfg.version_key ~ '_new', 'string'),
+        ('change_type', 'string'), ('changed_columns', 'array<string>'), ('old_values', 'map<string, string>'),
+        ('new_values', 'map<string, string>'), ('change_ts', 'timestamp'), ('actor', 'string'), ('reason', 'string'),
+        ('source_batch_id', 'string')]) -%}
+  {{ return(pairs) }}
+{% endmacro %}
+
+
+{#- named_struct of the attribute columns, for min_by/max_by over versions. -#}
+{% macro _scd_type6_attributes_struct(attributes) %}
+  {%- set parts = [] -%}
+  {%- for name in attributes -%}{%- do parts.append("'" ~ name ~ "', " ~ adapter.quote(name)) -%}{%- endfor -%}
+  {{- return('named_struct(' ~ parts | join(', ') ~ ')') -}}
+{% endmacro %}
+
+
+{#- Each key that needs a write, classified against the dimension:
+      _historize_action          new (no current row: first seen or back after
+                                 a delete), changed (a Type 2 column differs),
+                                 deleted, unchanged, invalid (a NULL or duplicate key)
+      _historize_type1_changed   a Type 1 column differs from the key's latest version -#}
+{% macro _scd_type6_changes_sql(cfg, target, source, columns) %}
   {%- set keys = cfg.unique_key -%}
   {%- set first_key = adapter.quote(keys[0]) -%}
   {%- set q = adapter.quote -%}
     with src as (
         select
-            s.*,
-            {{ historize.row_hash(type2, 's') }} as _t6_hash,
-            {% if has_reason %}coalesce(s.change_reason, 'source_load'){% else %}'source_load'{% endif %} as _t6_reason
-        from {{ source }} as s
+            src.*,
+            {{ historize._keyed_source_columns(keys, 'src') }},
+            {{ historize.row_hash(columns.type2, 'src') }} as _historize_hash,
+            {% if columns.has_reason %}coalesce(src.{{ q(cfg.change_reason) }}, 'source_load'){% else %}'source_load'{% endif %} as _historize_reason
+        from {{ source }} as src
     ),
 
     current_rows as (
-        select * from {{ target }} where current_flag
+        select *
+        from {{ target }}
+        where {{ q(cfg.current_flag) }}
     ),
 
     key_summary as (
         select
-            {{ historize._column_list(keys) }},
-            max(version) as _t6_max_version,
-            min_by(named_struct({% for name in attributes %}'{{ name }}', {{ q(name) }}{{ ', ' if not loop.last }}{% endfor %}), version) as _t6_first,
-            max_by(named_struct({% for name in attributes %}'{{ name }}', {{ q(name) }}{{ ', ' if not loop.last }}{% endfor %}), version) as _t6_latest
+            {{ historize._select_list(keys) }},
+            max({{ q(cfg.version) }}) as _historize_max_version,
+            min_by({{ historize._scd_type6_attributes_struct(columns.attributes) }}, {{ q(cfg.version) }}) as _historize_first,
+            max_by({{ historize._scd_type6_attributes_struct(columns.attributes) }}, {{ q(cfg.version) }}) as _historize_latest
         from {{ target }}
         group by {{ historize._column_list(keys) }}
     ),
 
-    compared as (
+    classified as (
         select
-            {%- for name in keys %}
-            coalesce(src.{{ q(name) }}, current_rows.{{ q(name) }}) as {{ q('_t6_key_' ~ loop.index0) }},
-            {%- endfor %}
+            {{ historize._change_set_keys(keys, 'src', 'current_rows') }},
             src.*,
-            current_rows.{{ q(cfg.surrogate_key) }} as _t6_current_key,
-            current_rows.effective_from as _t6_current_from,
-            key_summary._t6_max_version,
-            key_summary._t6_first,
-            key_summary._t6_latest,
-            key_summary.{{ first_key }} is not null as _t6_has_history,
+            current_rows.{{ q(cfg.version_key) }} as _historize_current_key,
+            current_rows.{{ q(cfg.valid_from) }} as _historize_current_from,
+            key_summary._historize_max_version,
+            key_summary._historize_first,
+            key_summary._historize_latest,
+            key_summary.{{ first_key }} is not null as _historize_has_history,
             case
-                when src.{{ first_key }} is null then
-                    {% if cfg.deletes == 'close' %}case when current_rows.{{ first_key }} is not null then 'deleted' else 'none' end{% else %}'none'{% endif %}
+                when {{ historize._invalid_key_condition(keys, 'src') }} then 'invalid'
+                when src._historize_in_source is null then
+                    {% if cfg.deletes == 'close' %}case when current_rows.{{ first_key }} is not null then 'deleted' else 'unchanged' end{% else %}'unchanged'{% endif %}
                 when current_rows.{{ first_key }} is null then 'new'
-                when src._t6_hash <=> current_rows._hash then 'same'
+                when src._historize_hash <=> current_rows.{{ q(cfg.hash) }} then 'unchanged'
                 else 'changed'
-            end as _t6_type2_action,
+            end as _historize_action,
             {% if cfg.type1 -%}
-            src.{{ first_key }} is not null and key_summary.{{ first_key }} is not null
-                and not ({% for name in cfg.type1 %}src.{{ q(name) }} <=> key_summary._t6_latest.{{ q(name) }}{{ ' and ' if not loop.last }}{% endfor %})
-            {%- else %}false{% endif %} as _t6_type1_changed
+            coalesce(src._historize_in_source, false) and key_summary.{{ first_key }} is not null
+                and not ({% for name in cfg.type1 %}src.{{ q(name) }} <=> key_summary._historize_latest.{{ q(name) }}{{ ' and ' if not loop.last }}{% endfor %})
+            {%- else %}false{% endif %} as _historize_type1_changed
         from src
         full outer join current_rows on {{ historize._key_join(keys, 'src', 'current_rows') }}
         left join key_summary
@@ -92,182 +103,144 @@
             {%- endfor %}
     )
 
-    select * from compared
-    where _t6_type2_action in ('new', 'changed', 'deleted') or _t6_type1_changed
+    select * from classified
+    where _historize_action <> 'unchanged' or _historize_type1_changed
 {% endmacro %}
 
 
-{#- One row: what the run will do, the conflicts of a rerun over other data,
+{#- One row: what the load will do, the conflicts of a rerun over other data,
     and whether the load goes back in time. -#}
 {% macro _scd_type6_plan_sql(cfg, target, changes) %}
-  {%- set at = historize.load_timestamp_sql() -%}
   {%- set counted -%}
         select
-            coalesce(sum(case when _t6_type2_action = 'new' then 1 else 0 end), 0) as inserted,
-            coalesce(sum(case when _t6_type2_action = 'changed' then 1 else 0 end), 0) as changed,
-            coalesce(sum(case when _t6_type2_action = 'deleted' then 1 else 0 end), 0) as deleted,
-            coalesce(sum(case when _t6_type1_changed then 1 else 0 end), 0) as type1_changed,
-            coalesce(sum(case when _t6_type2_action in ('changed', 'deleted') and _t6_current_from = {{ at }} then 1 else 0 end), 0) as conflicts,
-            concat_ws('; ', slice(collect_list(case when _t6_type2_action in ('changed', 'deleted') and _t6_current_from = {{ at }}
-                then concat('(', concat_ws(', ', {% for name in cfg.unique_key %}cast({{ adapter.quote('_t6_key_' ~ loop.index0) }} as string){{ ', ' if not loop.last }}{% endfor %}), ') ', _t6_type2_action) end), 1, 5)) as conflict_examples
+            {{ historize._action_count_columns(['invalid', 'new', 'changed', 'deleted']) }},
+            coalesce(sum(case when _historize_type1_changed then 1 else 0 end), 0) as type1_changed,
+            {{ historize._rerun_conflict_columns(cfg.unique_key | length, '_historize_current_from') }}
         from {{ changes }}
   {%- endset -%}
+  {%- set valid_from, valid_to = adapter.quote(cfg.valid_from), adapter.quote(cfg.valid_to) -%}
   {{ historize._plan_with_newest_instant(counted, target,
-      'greatest(max(effective_from), max(case when not current_flag then effective_to end))') }}
+      'greatest(max(' ~ valid_from ~ '), max(case when not ' ~ adapter.quote(cfg.current_flag) ~ ' then ' ~ valid_to ~ ' end))') }}
 {% endmacro %}
 
 
-{#- The dimension write: one MERGE. A key's existing rows are matched by one
-    source row (close the current row, Type 1 values, delete reason); its new
-    version comes from a second source row whose NULL key never matches. -#}
-{% macro _scd_type6_merge_sql(cfg, target, changes, attributes, type2, unchanged) %}
-  {%- set keys = cfg.unique_key -%}
+{#- The dimension write: one MERGE (split_merge.sql). A key's `update` row
+    closes its current row, sets Type 1 values on all its rows and marks a
+    delete; its `insert` row adds the new version. -#}
+{% macro _scd_type6_merge_sql(cfg, target, changes, columns, guard=historize._no_guard()) %}
   {%- set q = adapter.quote -%}
   {%- set at = historize.load_timestamp_sql() -%}
-  {%- set closes = "t.current_flag and chg._t6_type2_action in ('changed', 'deleted')" -%}
-    merge into {{ target }} as t
-    using (
-        select
-            {%- for name in keys %}
-            case when role = 'existing' then {{ q('_t6_key_' ~ loop.index0) }} end as {{ q('_t6_merge_key_' ~ loop.index0) }},
-            {%- endfor %}
-            role,
-            chg.*
-        from (select * from {{ changes }} where {{ unchanged }}) as chg
-        lateral view explode(
-            case
-                when _t6_has_history and _t6_type2_action in ('new', 'changed')
-                    and (_t6_type2_action = 'changed' or _t6_type1_changed) then array('existing', 'insert')
-                when _t6_type2_action in ('new', 'changed') then array('insert')
-                else array('existing')
-            end
-        ) roles as role
-    ) as chg
-    on {% for name in keys -%}
-        t.{{ q(name) }} = chg.{{ q('_t6_merge_key_' ~ loop.index0) }}{{ ' and ' if not loop.last }}
-    {%- endfor %}
-    when matched and (chg._t6_type1_changed or ({{ closes }})) then update set
+  {%- set closes = "hist." ~ q(cfg.current_flag) ~ " and chg._historize_action in ('changed', 'deleted')" -%}
+  {%- set roles -%}
+        case
+            when _historize_has_history and _historize_action in ('new', 'changed')
+                and (_historize_action = 'changed' or _historize_type1_changed) then array('update', 'insert')
+            when _historize_action in ('new', 'changed') then array('insert')
+            else array('update')
+        end
+  {%- endset -%}
+    {{ historize._split_merge_into(target, changes, cfg.unique_key, roles, guard) }}
+    when matched and (chg._historize_type1_changed or ({{ closes }})) then update set
         {%- for name in cfg.type1 %}
-        {{ q(name) }} = case when chg._t6_type1_changed then chg.{{ q(name) }} else t.{{ q(name) }} end,
+        {{ q(name) }} = case when chg._historize_type1_changed then chg.{{ q(name) }} else hist.{{ q(name) }} end,
         {%- endfor %}
-        effective_to = case when {{ closes }} then {{ at }} else t.effective_to end,
-        current_flag = case when {{ closes }} then false else t.current_flag end,
-        change_reason = case when t.current_flag and chg._t6_type2_action = 'deleted' then 'deleted_in_source' else t.change_reason end
-    when not matched and chg.role = 'insert' then insert (
-        {{ historize._column_list(historize._scd_type6_table_columns(cfg, attributes)) }}
+        {{ q(cfg.valid_to) }} = case when {{ closes }} then {{ at }} else hist.{{ q(cfg.valid_to) }} end,
+        {{ q(cfg.current_flag) }} = case when {{ closes }} then false else hist.{{ q(cfg.current_flag) }} end,
+        {{ q(cfg.change_reason) }} = case when hist.{{ q(cfg.current_flag) }} and chg._historize_action = 'deleted'
+            then 'deleted_in_source' else hist.{{ q(cfg.change_reason) }} end
+    when not matched and chg._historize_role = 'insert' then insert (
+        {{ historize._column_list(historize._scd_type6_table_columns(cfg, columns.attributes)) }}
     ) values (
-        {{ historize._scd_type6_new_key(cfg, 'chg') }},
-        {{ historize._column_list(keys, 'chg') }},
-        {%- for name in attributes %}
-        {% if name in cfg.type0 %}case when chg._t6_has_history then chg._t6_first.{{ q(name) }} else chg.{{ q(name) }} end{% else %}chg.{{ q(name) }}{% endif %},
+        {{ historize._version_key(cfg.unique_key, 'chg') }},
+        {{ historize._column_list(cfg.unique_key, 'chg') }},
+        {%- for name in columns.attributes %}
+        {% if name in cfg.type0 %}case when chg._historize_has_history then chg._historize_first.{{ q(name) }} else chg.{{ q(name) }} end{% else %}chg.{{ q(name) }}{% endif %},
         {%- endfor %}
-        {%- for base, previous in cfg.type3.items() %}
-        case when chg._t6_has_history then chg._t6_latest.{{ q(base) }} end,
+        {%- for base in cfg.type3.keys() %}
+        case when chg._historize_has_history then chg._historize_latest.{{ q(base) }} end,
         {%- endfor %}
         {{ at }},
-        {{ cfg.sentinel_sql }},
+        {{ cfg.open_end_sql }},
         true,
-        cast(coalesce(chg._t6_max_version, 0) + 1 as int),
-        chg._t6_reason,
-        chg._t6_hash
+        cast(coalesce(chg._historize_max_version, 0) + 1 as int),
+        chg._historize_reason,
+        chg._historize_hash
     )
-{% endmacro %}
-
-
-{% macro _scd_type6_new_key(cfg, alias) %}
-  {%- set expressions = [] -%}
-  {%- for name in cfg.unique_key -%}{%- do expressions.append(historize._qualified(name, alias)) -%}{%- endfor -%}
-  {%- do expressions.append(historize.load_timestamp_sql()) -%}
-  {{ return(historize.hash_key(expressions)) }}
 {% endmacro %}
 
 
 {#- One audit row per key changed by this load; the MERGE inserts only rows
     not there yet, so a rerun of the load writes none. -#}
-{% macro _scd_type6_audit_merge_sql(cfg, audit, changes, attributes, unchanged) %}
-  {%- set keys = cfg.unique_key -%}
+{% macro _scd_type6_audit_merge_sql(cfg, audit, changes, columns, guard=historize._no_guard()) %}
   {%- set q = adapter.quote -%}
+  {%- set attributes = columns.attributes -%}
   {%- set tracked = cfg.type1 + (attributes | reject('in', cfg.type0 + cfg.type1) | list) -%}
-    merge into {{ audit }} as a
+    merge into {{ audit }} as audit
     using (
         select
-            {%- for name in keys %}
-            {{ q('_t6_key_' ~ loop.index0) }} as {{ q(name) }},
+            {%- for name in cfg.unique_key %}
+            classified.{{ q('_historize_key_' ~ loop.index0) }} as {{ q(name) }},
             {%- endfor %}
-            _t6_current_key as {{ q(cfg.surrogate_key ~ '_old') }},
+            classified._historize_current_key as {{ q(cfg.version_key ~ '_old') }},
             case
-                when _t6_type2_action in ('new', 'changed') then {{ historize._scd_type6_new_key(cfg, 'classified') }}
-                when _t6_type2_action = 'deleted' then null
-                else _t6_current_key
-            end as {{ q(cfg.surrogate_key ~ '_new') }},
-            change_type,
-            changed_columns,
-            map_filter(map_from_arrays(array({% for name in attributes %}'{{ name }}'{{ ', ' if not loop.last }}{% endfor %}),
-                array({% for name in attributes %}cast(_t6_latest.{{ q(name) }} as string){{ ', ' if not loop.last }}{% endfor %})),
-                (k, v) -> array_contains(changed_columns, k) and _t6_has_history) as old_values,
-            map_filter(map_from_arrays(array({% for name in attributes %}'{{ name }}'{{ ', ' if not loop.last }}{% endfor %}),
-                array({% for name in attributes %}cast({{ q(name) }} as string){{ ', ' if not loop.last }}{% endfor %})),
-                (k, v) -> array_contains(changed_columns, k)) as new_values,
+                when classified._historize_action in ('new', 'changed') then {{ historize._version_key(cfg.unique_key, 'classified') }}
+                when classified._historize_action = 'deleted' then null
+                else classified._historize_current_key
+            end as {{ q(cfg.version_key ~ '_new') }},
+            classified.change_type,
+            classified.changed_columns,
+            {{ historize._scd_type6_audit_values(attributes, 'classified._historize_latest.', old=true) }} as old_values,
+            {{ historize._scd_type6_audit_values(attributes, 'classified.') }} as new_values,
             {{ historize.load_timestamp_sql() }} as change_ts,
-            '{{ cfg.actor | replace("'", "\\'") }}' as actor,
-            case when _t6_type2_action = 'deleted' then 'deleted_in_source' else _t6_reason end as reason,
+            {{ historize._string_literal(cfg.actor) }} as actor,
+            case when classified._historize_action = 'deleted' then 'deleted_in_source' else classified._historize_reason end as reason,
             {{ historize.load_run_id_sql() }} as source_batch_id
         from (
             select
                 chg.*,
                 case
-                    when _t6_type2_action = 'deleted' then 'LOGICAL_DELETE'
-                    when _t6_type2_action = 'new' then 'INSERT'
-                    when _t6_type2_action = 'changed' then 'UPDATE'
+                    when chg._historize_action = 'deleted' then 'LOGICAL_DELETE'
+                    when chg._historize_action = 'new' then 'INSERT'
+                    when chg._historize_action = 'changed' then 'UPDATE'
                     else 'TYPE1_UPDATE'
                 end as change_type,
                 case
-                    when _t6_type2_action = 'deleted' then cast(array() as array<string>)
-                    when _t6_type2_action = 'new' and not _t6_has_history then array({% for name in attributes %}'{{ name }}'{{ ', ' if not loop.last }}{% endfor %})
-                    else filter(array({% for name in tracked %}case when not (chg.{{ q(name) }} <=> chg._t6_latest.{{ q(name) }}) then '{{ name }}' end{{ ', ' if not loop.last }}{% endfor %}), c -> c is not null)
+                    when chg._historize_action = 'deleted' then cast(array() as array<string>)
+                    when chg._historize_action = 'new' and not chg._historize_has_history then array({% for name in attributes %}'{{ name }}'{{ ', ' if not loop.last }}{% endfor %})
+                    else filter(array({% for name in tracked %}case when not (chg.{{ q(name) }} <=> chg._historize_latest.{{ q(name) }}) then '{{ name }}' end{{ ', ' if not loop.last }}{% endfor %}), c -> c is not null)
                 end as changed_columns
             from {{ changes }} as chg
         ) as classified
-        where {{ unchanged }}
-    ) as r
-    on {% for name in keys %}a.{{ q(name) }} = r.{{ q(name) }} and {% endfor -%}
-        a.change_ts = r.change_ts and a.change_type = r.change_type
+        {{ guard.join }}
+        where {{ guard.predicate }}
+    ) as changed
+    on {% for name in cfg.unique_key %}audit.{{ q(name) }} = changed.{{ q(name) }} and {% endfor -%}
+        audit.change_ts = changed.change_ts and audit.change_type = changed.change_type
     when not matched then insert *
 {% endmacro %}
 
 
-{% macro _scd_type6_create_audit_sql(cfg, audit, types) %}
-    create table {{ audit }} (
-        {%- for name in cfg.unique_key %}
-        {{ adapter.quote(name) }} {{ types[name] }},
-        {%- endfor %}
-        {{ adapter.quote(cfg.surrogate_key ~ '_old') }} string,
-        {{ adapter.quote(cfg.surrogate_key ~ '_new') }} string,
-        change_type string,
-        changed_columns array<string>,
-        old_values map<string, string>,
-        new_values map<string, string>,
-        change_ts timestamp,
-        actor string,
-        reason string,
-        source_batch_id string
-    )
-    using delta
-    tblproperties ('delta.appendOnly' = 'true', 'delta.columnMapping.mode' = 'name')
-{% endmacro %}
+{#- The changed columns' values as text, from `prefix` (the key's latest
+    version, or the select's row); an old value only when the key has one. -#}
+{% macro _scd_type6_audit_values(attributes, prefix, old=false) %}
+  {%- set values = [] -%}
+  {%- for name in attributes -%}{%- do values.append('cast(' ~ prefix ~ adapter.quote(name) ~ ' as string)') -%}{%- endfor -%}
+            map_filter(map_from_arrays(array({% for name in attributes %}'{{ name }}'{{ ', ' if not loop.last }}{% endfor %}),
+                array({{ values | join(', ') }})),
+                (k, v) -> array_contains(classified.changed_columns, k){{ ' and classified._historize_has_history' if old else '' }})
+{%- endmacro %}
 
 
-{#- The audit table of a former name of the model (meta.former_names), when
-    this model's audit does not exist yet: it is renamed along with the
-    dimension. -#}
-{% macro _scd_type6_former_audit(audit_relation) %}
-  {%- set formers = historize._read_option('former_names', []) -%}
-  {%- for former in ([formers] if formers is string else formers) -%}
-    {%- set found = adapter.get_relation(database=audit_relation.database, schema=audit_relation.schema,
-          identifier=former ~ '_audit') -%}
-    {%- if found is not none -%}
-      {{ return(found) }}
-    {%- endif -%}
-  {%- endfor -%}
-  {{ return(none) }}
+{#- The statements of a load: the audit first (its MERGE inserts only what is
+    missing, so a load that fails between the two writes ends correct when
+    rerun), then the dimension. -#}
+{% macro _scd_type6_statements(cfg, target, audit, changes, columns) %}
+  {%- set statements = [] -%}
+  {%- if cfg.audit -%}
+    {%- do statements.append({'name': 'audit', 'builder': historize._scd_type6_audit_merge_sql,
+                              'args': [cfg, audit, changes, columns]}) -%}
+  {%- endif -%}
+  {%- do statements.append({'name': 'merge', 'builder': historize._scd_type6_merge_sql,
+                            'args': [cfg, target, changes, columns]}) -%}
+  {{ return(statements) }}
 {% endmacro %}

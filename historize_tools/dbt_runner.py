@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from dbt.cli.main import dbtRunner, dbtRunnerResult
 
@@ -72,12 +72,14 @@ def run(
     project_dir: Path = ROOT,
     variables: Mapping[str, Any] | None = None,
     expect_success: bool = True,
+    callbacks: Sequence[Callable] = (),
 ) -> dbtRunnerResult:
-    """Run one dbt command; raise DbtError with dbt's messages when it fails unexpectedly."""
+    """Run one dbt command; raise DbtError with dbt's messages when it fails unexpectedly.
+    `callbacks` receive every event dbt fires (its log, as structured messages)."""
     command = [*args, "--project-dir", str(project_dir), "--profiles-dir", os.environ["DBT_PROFILES_DIR"]]
     if variables:
         command += ["--vars", json.dumps(dict(variables))]
-    result = dbtRunner().invoke(command)
+    result = dbtRunner(callbacks=list(callbacks)).invoke(command)
     if expect_success and not result.success:
         raise DbtError(f"dbt {' '.join(args)} failed: {failure_messages(result)}")
     return result
@@ -103,3 +105,18 @@ def spark():
     if session is None:
         raise RuntimeError("no SparkSession yet: run a dbt command that executes SQL first")
     return session
+
+
+class EventRecorder:
+    """A dbt callback that keeps the SQL each node ran and every warning."""
+
+    def __init__(self) -> None:
+        self.statements: list[tuple[str, str]] = []  # (node unique_id, sql)
+        self.warnings: list[str] = []
+
+    def __call__(self, event) -> None:
+        name = event.info.name
+        if name == "SQLQuery":
+            self.statements.append((event.data.node_info.unique_id, event.data.sql))
+        elif event.info.level == "warn" and event.info.code.startswith("D"):  # dbt's deprecation codes
+            self.warnings.append(f"{name}: {event.info.msg}")

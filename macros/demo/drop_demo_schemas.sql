@@ -1,4 +1,4 @@
-{#- Used by scripts/demo.py to start the demo from an empty state: drops only
+{#- Used by the demo (historize_tools.demo) to start the demo from an empty state: drops only
     the demo's own schemas (`<target schema>_demo...`). -#}
 {% macro drop_demo_schemas(suffixes) %}
   {%- for suffix in suffixes if suffix.startswith('demo') -%}

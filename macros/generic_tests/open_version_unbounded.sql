@@ -1,4 +1,4 @@
-{% test open_version_unbounded(model, unique_key, valid_from=none, valid_to=none, open_when=none, interval=none,
+{% test open_version_unbounded(model, unique_key=none, valid_from=none, valid_to=none, open_when=none, interval=none,
             step=none, deleted_when=none, version_column=none) %}
     {{ historize._temporal_invariant('open_version_unbounded', model, unique_key, valid_from, valid_to, open_when, interval,
         step, deleted_when, version_column) }}

@@ -13,7 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-import dbt_inprocess as dbt
+from historize_tools import dbt_runner as dbt
 
 HISTORY_MATERIALIZATIONS = {"scd2_hist", "scd_type6", "fivetran_history"}
 MODEL_META_KEYS = ("lineage",)

@@ -2,13 +2,14 @@
     `invariant`, with the key, the version's interval and what is wrong. -#}
 {% macro _temporal_invariant(invariant, model, unique_key, valid_from, valid_to, open_when, interval,
                             step, deleted_when, version_column) %}
-  {%- set conv = historize._history_conventions(model, valid_from, valid_to, open_when, interval,
-        step, deleted_when, version_column) -%}
-  {%- set keys = historize._as_column_list('unique_key', unique_key) -%}
+  {%- set conv = historize._history_conventions(model, invariant, unique_key=unique_key, valid_from=valid_from,
+        valid_to=valid_to, open_when=open_when, interval=interval, step=step, deleted_when=deleted_when,
+        version_column=version_column) -%}
+  {%- set keys = conv.unique_key -%}
   {%- set key_list = historize._column_list(keys) -%}
   {%- set touching = '_historize_valid_to + ' ~ conv.step -%}
     with versions as (
-        {{ historize._history_versions_sql(model, keys, conv) }}
+        {{ historize._history_versions_sql(model, conv) }}
     ),
 
     violations as (

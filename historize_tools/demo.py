@@ -1,10 +1,13 @@
 """The demo: builds the demo project's loads in order on the embedded Spark and
-prints the history tables that result."""
+prints the history tables that result.
+
+    python -m historize_tools.demo      (what ./scripts/demo.sh runs)
+"""
 from __future__ import annotations
 
 import sys
 
-import dbt_inprocess as dbt
+from historize_tools import dbt_runner as dbt
 
 DEMO_SCHEMA_SUFFIXES = ("demo", "demo_seeds")
 EVOLVED = "historize_demo.rc_aw_product_hist"  # the last load changes its schema
@@ -42,16 +45,26 @@ ORDER = {
 }
 
 
+def build(load: dict, callbacks=()) -> None:
+    """One load: `dbt build` of the demo (seeds, models, tests) with the load's vars."""
+    dbt.run(["build", "--select", "demo"], variables=load, callbacks=callbacks)
+
+
+def reset() -> None:
+    """Drops the demo's own schemas, so the loads start from nothing."""
+    dbt.run(["run-operation", "drop_demo_schemas", "--args", str({"suffixes": list(DEMO_SCHEMA_SUFFIXES)})])
+
+
 def main() -> int:
     dbt.environment()
     dbt.run(["debug", "--quiet"])
-    dbt.run(["run-operation", "drop_demo_schemas", "--args", str({"suffixes": list(DEMO_SCHEMA_SUFFIXES)})])
+    reset()
     before_last_load = -1
     for load in LOADS:
         if load is LOADS[-1]:
             before_last_load = dbt.spark().sql(f"describe history {EVOLVED} limit 1").first().version
         print(f"\n== load {load['demo_load']} at {load['load_timestamp']} ({load['load_run_id']})", flush=True)
-        dbt.run(["build", "--select", "demo"], variables=load)
+        build(load)
     session = dbt.spark()
     for table, columns in SHOWN.items():
         print(f"\n== {table}")
@@ -60,8 +73,8 @@ def main() -> int:
     session.sql(f"describe history {EVOLVED}").where(f"version > {before_last_load}").select(
         "version", "operation", "operationParameters").orderBy("version").show(50, truncate=False)
     dbt.run(["docs", "generate", "--quiet"])
-    print(f"\n== dbt docs: target/index.html and target/catalog.json written; browse them with: "
-          f"source scripts/setup.sh && dbt docs serve")
+    print("\n== dbt docs: target/index.html and target/catalog.json written; browse them with: "
+          "source scripts/setup.sh && dbt docs serve")
     return 0
 
 

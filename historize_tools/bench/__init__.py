@@ -1,0 +1,25 @@
+"""Benchmark of the history materializations against what users use today.
+
+    python -m historize_tools.bench            # the full run (the README's figures)
+    python -m historize_tools.bench --quick    # tiny sizes, one repetition (CI)
+
+For each case it generates snapshots of N keys (K typed attribute columns with
+NULLs; deterministic from --seed), builds each contender's history through
+`depth` loads, then times one load with the given fractions of changed,
+deleted and new keys, the median of --repeat runs (min and max too), the table
+restored to its version before the load in between. Contenders: scd2_hist
+(merge, ordered, merge with deletion vectors), dbt's snapshot (check strategy
+on all columns, hard_deletes: invalidate), the hand-written PySpark two-pass
+job, and the lower bound (read the snapshot and the open versions once, write
+only the changed rows). After each case, every contender must hold the same
+history. Series: N (size), history depth, change rate; plus fivetran_history
+and scd_type6 loads against hand-written equivalents. Writes JSON (--output) and a PNG chart beside it.
+
+Modules: `data` generates the inputs, `contenders` holds the hand-written jobs
+and the dbt models they race, `measure` times loads and compares histories,
+`cases` runs the measured cases, `report` summarizes, tabulates and charts,
+`__main__` is the command line.
+"""
+from __future__ import annotations
+
+SCHEMA = "historize_bench"

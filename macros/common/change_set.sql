@@ -1,0 +1,136 @@
+{#- The change set and the plan, as every materialization computes them.
+
+    The change set is a session view of the rows a load writes, each with
+    `_historize_action` (see README.md, "Vocabulary"): new, changed, deleted,
+    unchanged, invalid. It is cached once per run, so the plan and the writes
+    read the same rows.
+
+    The plan is one row of counts of the change set by action, checked before
+    anything is written: a load may not go back in time, and a rerun of a
+    load_timestamp must see the same data. -#}
+
+{#- Stages the model's select as a session view; returns its columns. -#}
+{% macro _stage_select(view, select_sql) %}
+  {{ historize._drop_session_view(view) }}
+  {%- call statement('stage_' ~ view.identifier) -%}
+    create or replace temporary view {{ view }} as
+    {{ select_sql }}
+  {%- endcall -%}
+  {{ return(adapter.get_columns_in_relation(view)) }}
+{% endmacro %}
+
+
+{#- Caches `changes_sql` as the session view `view`. -#}
+{% macro _stage_change_set(view, changes_sql) %}
+  {{ historize._drop_session_view(view) }}
+  {%- call statement('stage_' ~ view.identifier) -%}
+    cache table {{ view }} as
+    {{ changes_sql }}
+  {%- endcall -%}
+{% endmacro %}
+
+
+{#- Drops the load's session views (relations of _history_relations). -#}
+{% macro _drop_session_views(relations) %}
+  {{ historize._drop_session_view(relations.changes) }}
+  {{ historize._drop_session_view(relations.source) }}
+{% endmacro %}
+
+
+{#- Drops a session view and its cached data, left over or done with. (DROP
+    VIEW uncaches without resolving the view, which may name a dropped table.) -#}
+{% macro _drop_session_view(relation) %}
+  {%- call statement('drop_' ~ relation.identifier) -%}
+    drop view if exists {{ relation }}
+  {%- endcall -%}
+{% endmacro %}
+
+
+{#- Plan columns shared by the key-based materializations: keys whose
+    `started_column` (when their current version began) is this very
+    load_timestamp but that change again, i.e. a rerun over other data. -#}
+{% macro _rerun_conflict_columns(key_count, started_column) %}
+  {%- set at = historize.load_timestamp_sql() -%}
+  {%- set conflict = "_historize_action in ('changed', 'deleted') and " ~ started_column ~ " = " ~ at -%}
+  {%- set key_text = [] -%}
+  {%- for index in range(key_count) -%}
+    {%- do key_text.append('cast(' ~ adapter.quote('_historize_key_' ~ index) ~ ' as string)') -%}
+  {%- endfor -%}
+            coalesce(sum(case when {{ conflict }} then 1 else 0 end), 0) as conflicts,
+            concat_ws('; ', slice(collect_list(case when {{ conflict }}
+                then concat('(', concat_ws(', ', {{ key_text | join(', ') }}), ') ', _historize_action) end), 1, 5)) as conflict_examples
+{%- endmacro %}
+
+
+{#- Counts of the change set by action, as plan columns. -#}
+{% macro _action_count_columns(actions) %}
+  {%- for action in actions %}
+            coalesce(sum(case when _historize_action = '{{ action }}' then 1 else 0 end), 0) as {{ action }}{{ ',' if not loop.last }}
+  {%- endfor %}
+{%- endmacro %}
+
+
+{#- The plan query: the columns of `counted_sql`, and whether load_timestamp
+    is older than `newest_expression`, the newest instant already in `target`. -#}
+{% macro _plan_with_newest_instant(counted_sql, target, newest_expression) %}
+    {#- Subqueries, not CTEs: Spark does not substitute a cached view read
+        inside a CTE, and would compute the change set again. -#}
+    select
+        with_newest.*,
+        cast(with_newest.newest_timestamp as string) as newest_instant,
+        coalesce(with_newest.newest_timestamp > {{ historize.load_timestamp_sql() }}, false) as load_is_older
+    from (
+        select
+            counted.*,
+            (select {{ newest_expression }} from {{ target }}) as newest_timestamp
+        from (
+            {{ counted_sql }}
+        ) as counted
+    ) as with_newest
+{% endmacro %}
+
+
+{#- Fails a load whose plan (the plan query's row) goes back in time, or
+    reruns a load_timestamp over other data (`conflicts` keys whose `what`
+    began at that instant differ). -#}
+{% macro _assert_plan_applicable(plan, cfg, target, what) %}
+  {%- if plan['load_is_older'] -%}
+    {{ exceptions.raise_compiler_error(
+        "historize: model " ~ cfg.model_name ~ ": load_timestamp " ~ historize.load_timestamp()
+        ~ " is older than " ~ plan['newest_instant'] ~ ", the newest time already in " ~ target
+        ~ "; loads must come in time order. Nothing was written") }}
+  {%- endif -%}
+  {%- if plan['conflicts'] > 0 -%}
+    {{ exceptions.raise_compiler_error(
+        "historize: model " ~ cfg.model_name ~ ": load_timestamp " ~ historize.load_timestamp()
+        ~ " was already loaded with other data: " ~ plan['conflicts'] ~ " key(s) whose " ~ what ~ " began at this "
+        ~ "load_timestamp now differ, e.g. " ~ plan['conflict_examples']
+        ~ "; a rerun must see the same snapshot, a new snapshot needs a new load_timestamp. Nothing was written") }}
+  {%- endif -%}
+{% endmacro %}
+
+
+{#- Columns of the select's rows that carry the key check into the change
+    set's own pass (the shuffle by key its join needs anyway): the select is
+    read once. -#}
+{% macro _keyed_source_columns(keys, alias) %}
+            true as _historize_in_source,
+            count(*) over (partition by {{ historize._column_list(keys, alias) }}) as _historize_occurrences
+{%- endmacro %}
+
+
+{#- True for a row of the select whose key is NULL or duplicated: its action
+    is `invalid`, and the load fails on it before writing. -#}
+{% macro _invalid_key_condition(keys, alias) %}
+  {{- return(alias ~ '._historize_in_source and (' ~ historize._column_list(keys, alias, suffix=' is null', separator=' or ')
+      ~ ' or ' ~ alias ~ '._historize_occurrences > 1)') -}}
+{% endmacro %}
+
+
+{#- Fails, naming the keys, when the plan counted `invalid` rows. -#}
+{% macro _assert_valid_keys(plan, changes, cfg) %}
+  {%- if plan['invalid'] > 0 -%}
+    {{ historize._assert_unique_key("(select * from " ~ changes ~ " where _historize_action = 'invalid') as invalid_rows",
+        cfg.unique_key, cfg.model_name) }}
+  {%- endif -%}
+{% endmacro %}

@@ -1,0 +1,41 @@
+{#- The end of a load: write or not, say what was done, docs and grants. -#}
+
+{#- Runs a load's statements in order, or none when the plan has nothing to
+    write (no commit). Each statement is {'name', 'builder', 'args'}: its
+    builder macro is called with `args` and `guard`, the predicate of the
+    version the run read (`_unchanged_since`). After each write the version is
+    read again, so the next statement guards against writers that came in
+    between. The last statement is dbt's 'main'. -#}
+{% macro _write_or_noop(cfg, writes, statements, read) %}
+  {%- if writes == 0 -%}
+    {%- call noop_statement('main', 'OK 0 (no change)', 'OK', 0) -%}{%- endcall -%}
+  {%- else -%}
+    {%- set current = {'read': read} -%}
+    {%- for step in statements -%}
+      {%- call statement('main' if loop.last else step.name) -%}
+        {{ step.builder(*step.args, guard=historize._unchanged_since(current.read, cfg.model_name)) }}
+      {%- endcall -%}
+      {%- if not loop.last -%}
+        {%- do current.update({'read': historize._read_version(read.relation)}) -%}
+      {%- endif -%}
+    {%- endfor -%}
+  {%- endif -%}
+{% endmacro %}
+
+
+{#- One log line per load, in the same words for every materialization. -#}
+{% macro _log_load(cfg, counts, detail='') %}
+  {{ log("historize: " ~ cfg.model_name ~ ": " ~ counts.get('new', 0) ~ " new, " ~ counts.get('changed', 0)
+      ~ " changed, " ~ counts.get("deleted", 0) ~ " deleted" ~ (" (" ~ detail ~ ")" if detail else ""), info=true) }}
+{% endmacro %}
+
+
+{#- Column comments (persist_docs) and grants, as dbt's own table
+    materialization applies them. A history table is never replaced, so
+    grants another tool set stay unless the model's grants config says
+    otherwise. -#}
+{% macro _apply_docs_and_grants(relation, existing_relation) %}
+  {%- do persist_docs(relation, model) -%}
+  {%- set grant_config = config.get('grants') -%}
+  {%- do apply_grants(relation, grant_config, should_revoke=should_revoke(existing_relation, full_refresh_mode=false)) -%}
+{% endmacro %}

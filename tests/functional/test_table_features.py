@@ -1,0 +1,113 @@
+"""What every materialization does to its table beyond the history: Delta
+properties from `tblproperties` and the ones readers need, column and table
+comments (persist_docs), grants through dbt's apply_grants, and a table taken
+over from a former name of the model. One project, the three kinds side by side."""
+from __future__ import annotations
+
+import datetime as dt
+
+from conftest import AUDIT, PROGRAM_SOURCE, D, T1, T2
+from reference import TMAX
+
+KINDS = {  # short name: (config, source DDL, first load, second load)
+    "hist": ("materialized='scd2_hist', unique_key='id'", "id int, name string",
+             [(1, "a"), (2, "b")], [(1, "a"), (2, "b2")]),
+    "dim": ("materialized='scd_type6', unique_key='program_id', meta={'type1_columns': ['current_program_name'], "
+            "'audit': true}", PROGRAM_SOURCE, [("P1", D[1], "N1", 10, 100)], [("P1", D[1], "N1", 11, 100)]),
+    "ft": ("materialized='fivetran_history', unique_key='id'",
+           "id int, val string, _fivetran_start timestamp, _fivetran_op string",
+           [(1, "x", dt.datetime(2026, 2, 1), "upsert")], [(1, "y", dt.datetime(2026, 2, 2), "upsert")]),
+}
+FEATURES = ("persist_docs={'relation': true, 'columns': true}, grants={'select': ['analyst']}")
+PROPERTIES = "'tblproperties': {'historize.owner': 'team-a', 'delta.logRetentionDuration': 'interval 60 days'}"
+# Grants on Spark need a catalog that keeps them; these stand-ins keep them in
+# tables, and dbt's apply_grants decides what to grant as it does on any adapter.
+GRANT_MACROS = """
+{% macro spark__get_show_grant_sql(relation) %}
+    select principal as Principal, privilege as ActionType, 'TABLE' as ObjectType
+    from {{ target.schema }}.granted where table_name = '{{ relation.identifier }}'
+{% endmacro %}
+
+{% macro spark__call_dcl_statements(dcl_statement_list) %}
+  {%- for dcl in dcl_statement_list -%}
+    {%- do run_query("insert into " ~ target.schema ~ ".dcl_issued values (" ~ historize._string_literal(dcl) ~ ")") -%}
+  {%- endfor -%}
+{% endmacro %}
+"""
+KEYS = {"hist": "id", "dim": "program_id", "ft": "id"}
+
+
+def write_models(project, prefix: str, former: str | None = None) -> None:
+    for path in (project.path / "models").glob("*.sql"):
+        path.unlink()
+    docs = ["version: 2", "models:"]
+    for kind, (config, *_) in KINDS.items():
+        name = f"{prefix}_{kind}"
+        meta = f"{PROPERTIES}" + (f", 'former_names': ['{former}_{kind}']" if former else "")
+        if "meta={" in config:
+            config = config.replace("meta={", "meta={" + meta + ", ")
+        else:
+            config += f", meta={{{meta}}}"
+        project.model(name, f"{{{{ config({config}, {FEATURES}) }}}} select * from {{{{ target.schema }}}}.src_{kind}")
+        docs += [f"  - name: {name}", f"    description: The {kind} history.", "    columns:",
+                 f"      - name: {KEYS[kind]}", "        description: The key, it's quoted."]
+    project.write("models/docs.yml", "\n".join(docs) + "\n")
+
+
+def load(project, index: int, at: dt.datetime) -> None:
+    for kind, (_, ddl, *loads) in KINDS.items():
+        project.create_table(f"src_{kind}", ddl, loads[index])
+    project.run("run", variables={"load_timestamp": at.strftime("%Y-%m-%d %H:%M:%S"), "load_run_id": f"r{index + 1}"})
+
+
+def properties(project, table: str) -> dict:
+    return dict(project.sql(f"show tblproperties {project.schema}.{table}"))
+
+
+def comments(project, table: str) -> dict:
+    rows = project.sql(f"describe table extended {project.schema}.{table}")
+    found = {name: comment for name, _, comment in rows if name in ("id", "program_id")}
+    found.update({name: value for name, value, _ in rows if name == "Comment"})  # the table's own comment
+    return found
+
+
+def test_properties_docs_grants_and_renames_in_every_materialization(project):
+    project.write("macros/grants.sql", GRANT_MACROS)
+    project.sql(f"create table {project.schema}.granted (table_name string, principal string, privilege string) using delta")
+    project.sql(f"create table {project.schema}.dcl_issued (statement string) using delta")
+    write_models(project, "old")
+    load(project, 0, T1)
+
+    write_models(project, "new", former="old")
+    load(project, 1, T2)
+
+    tables = {row[1] for row in project.sql(f"show tables in {project.schema}")}
+    assert {"new_hist", "new_dim", "new_dim_audit", "new_ft"} <= tables
+    assert not {"old_hist", "old_dim", "old_dim_audit", "old_ft"} & tables
+    # the history carried over by the rename, and the second load applied on it
+    assert project.table("new_hist", "id, name, version_started_at, version_ended_at", "id, version_started_at") == [
+        (1, "a", T1, None), (2, "b", T1, T2), (2, "b2", T2, None)]
+    assert project.table("new_dim", "program_id, eligibility_threshold, effective_from, current_flag, version",
+                         "version") == [("P1", 10, T1, False, 1), ("P1", 11, T2, True, 2)]
+    assert project.table("new_dim_audit", AUDIT, "change_ts") == [
+        ("P1", "INSERT", ["created_on", "current_program_name", "eligibility_threshold", "funding_cap"], T1,
+         "source_load", "r1"),
+        ("P1", "UPDATE", ["eligibility_threshold"], T2, "source_load", "r2")]
+    assert project.table("new_ft", "id, val, _fivetran_end, _fivetran_active", "_fivetran_start") == [
+        (1, "x", dt.datetime(2026, 2, 2) - dt.timedelta(milliseconds=1), False), (1, "y", TMAX, True)]
+
+    valid_from = {"hist": "version_started_at", "dim": "effective_from", "ft": "_fivetran_start"}
+    kinds = {"hist": "scd2_hist", "dim": "scd_type6", "ft": "fivetran_history"}
+    for kind in KINDS:
+        table = f"new_{kind}"
+        found = properties(project, table)
+        wanted = {"historize.owner": "team-a", "delta.logRetentionDuration": "interval 60 days",
+                  "delta.enableRowTracking": "true", "delta.columnMapping.mode": "name",
+                  "historize.kind": kinds[kind], "historize.unique_key": KEYS[kind],
+                  "historize.valid_from": valid_from[kind]}
+        assert {name: found.get(name) for name in wanted} == wanted, table
+        assert comments(project, table) == {KEYS[kind]: "The key, it's quoted.", "Comment": f"The {kind} history."}, table
+
+    issued = sorted(row[0] for row in project.sql(f"select statement from {project.schema}.dcl_issued"))
+    assert issued == sorted(f"grant select on {project.schema}.{prefix}_{kind} to `analyst`"
+                            for prefix in ("old", "new") for kind in KINDS)
