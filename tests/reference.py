@@ -6,7 +6,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Optional, Sequence
+from typing import Any, Iterable, Mapping, Optional, Sequence
 
 
 def spark_text(value: Any) -> Optional[str]:
@@ -131,7 +131,7 @@ class FivetranModel:
         return sorted_rows(v.row() for v in self.versions)
 
 
-def sorted_rows(rows) -> list[tuple]:
+def sorted_rows(rows: Iterable[Sequence[Any]]) -> list[tuple]:
     """Rows in a total order, NULLs first, whatever the types."""
     return sorted(rows, key=lambda row: tuple((value is not None, str(value)) for value in row))
 

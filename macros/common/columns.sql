@@ -21,6 +21,14 @@
 {% endmacro %}
 
 
+{#- "select distinct" and its targets: on the same line when there is one,
+    else one to a line. -#}
+{% macro _select_distinct(names, relation_alias=none) %}
+  {{- return('select distinct ' ~ historize._column_list(names, relation_alias) if names | length == 1
+      else 'select distinct\n            ' ~ historize._select_list(names, relation_alias)) -}}
+{% endmacro %}
+
+
 {#- "t.`a` = s.`b` and ...": a null-intolerant equi-join on key columns. -#}
 {% macro _key_join(names, left_alias, right_alias, right_names=none) %}
   {%- set parts = [] -%}

@@ -7,6 +7,7 @@
         version_column=version_column) -%}
   {%- set keys = conv.unique_key -%}
   {%- set key_list = historize._column_list(keys) -%}
+  {%- set key_targets = historize._select_list(keys) -%}
   {%- set touching = '_historize_valid_to + ' ~ conv.step -%}
     with versions as (
         {{ historize._history_versions_sql(model, conv) }}
@@ -14,28 +15,42 @@
 
     violations as (
     {%- if invariant == 'one_open_version' %}
-        select {{ key_list }}, count(*) as open_versions, 'more than one open version' as violation
+        select
+            {{ key_targets }},
+            count(*) as open_versions,
+            'more than one open version' as violation
         from versions
         where _historize_is_open
         group by {{ key_list }}
         having count(*) > 1
     {%- elif invariant == 'no_overlapping_versions' %}
-        select {{ key_list }}, _historize_valid_from as valid_from, _historize_valid_to as valid_to,
-            _historize_next_from as next_valid_from, 'overlaps the next version' as violation
+        select
+            {{ key_targets }},
+            _historize_valid_from as valid_from,
+            _historize_valid_to as valid_to,
+            _historize_next_from as next_valid_from,
+            'overlaps the next version' as violation
         from versions
         where _historize_next_from is not null
             and (_historize_valid_to is null
                 or _historize_next_from {{ '<' if conv.interval == 'half_open' else '<=' }} _historize_valid_to)
     {%- elif invariant == 'no_gaps' %}
-        select {{ key_list }}, _historize_valid_from as valid_from, _historize_valid_to as valid_to,
-            _historize_next_from as next_valid_from, 'does not touch the next version' as violation
+        select
+            {{ key_targets }},
+            _historize_valid_from as valid_from,
+            _historize_valid_to as valid_to,
+            _historize_next_from as next_valid_from,
+            'does not touch the next version' as violation
         from versions
         where _historize_next_from is not null
             and _historize_valid_to is not null
             and not _historize_is_deleted
             and _historize_next_from > {{ touching }}
     {%- elif invariant == 'open_version_unbounded' %}
-        select {{ key_list }}, _historize_valid_from as valid_from, _historize_valid_to as valid_to,
+        select
+            {{ key_targets }},
+            _historize_valid_from as valid_from,
+            _historize_valid_to as valid_to,
             'latest version is closed but the key was not deleted' as violation
         from versions
         where _historize_is_latest and not _historize_is_open and not _historize_is_deleted
@@ -43,8 +58,11 @@
         {%- if conv.version_column is none and execute -%}
           {{ exceptions.raise_compiler_error("historize: sequential_versions on " ~ model ~ " needs version_column") }}
         {%- endif %}
-        select {{ key_list }}, _historize_valid_from as valid_from,
-            {{ adapter.quote(conv.version_column or 'version') }} as version, _historize_position as expected_version,
+        select
+            {{ key_targets }},
+            _historize_valid_from as valid_from,
+            {{ adapter.quote(conv.version_column or 'version') }} as version,
+            _historize_position as expected_version,
             'version out of sequence' as violation
         from versions
         where {{ adapter.quote(conv.version_column or 'version') }} is distinct from _historize_position

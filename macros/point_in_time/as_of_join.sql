@@ -27,6 +27,6 @@
     from {{ facts }} as f
     left join {{ history }} as v
         on {{ historize._key_join(fact_keys, 'f', 'v', conv.unique_key) }}
-        and v.{{ adapter.quote(conv.valid_from) }} <= f.{{ adapter.quote(event_time) }}
+        and f.{{ adapter.quote(event_time) }} >= v.{{ adapter.quote(conv.valid_from) }}
         and ({{ conv.open_sql }} or f.{{ adapter.quote(event_time) }} {{ '<' if conv.interval == 'half_open' else '<=' }} v.{{ adapter.quote(conv.valid_to) }})
 {% endmacro %}

@@ -25,19 +25,22 @@
         select
             versions.*,
             case
-                when _historize_prev_from is not null and _historize_prev_to is not null
-                    and _historize_valid_from = _historize_prev_to + {{ conv.step }} then 'changed'
+                when versions._historize_prev_from is not null and versions._historize_prev_to is not null
+                    and versions._historize_valid_from = versions._historize_prev_to + {{ conv.step }} then 'changed'
                 else 'new'
             end as change_kind,
-            _historize_valid_from as change_at
+            versions._historize_valid_from as change_at
         from versions
-        where _historize_valid_from > {{ since }}
+        where versions._historize_valid_from > {{ since }}
     ),
 
     deleted as (
-        select versions.*, 'deleted' as change_kind, _historize_valid_to as change_at
+        select
+            versions.*,
+            'deleted' as change_kind,
+            versions._historize_valid_to as change_at
         from versions
-        where _historize_is_deleted and _historize_valid_to > {{ since }}
+        where versions._historize_is_deleted and versions._historize_valid_to > {{ since }}
     )
 
     select * except ({{ hidden | join(', ') }}) from began

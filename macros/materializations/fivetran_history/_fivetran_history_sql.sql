@@ -78,8 +78,7 @@
     ),
 
     batch_keys as (
-        select distinct
-            {{ historize._select_list(keys) }}
+        {{ historize._select_distinct(keys) }}
         from batch
     ),
 
@@ -238,6 +237,14 @@
         where base._historize_is_current
     )
 {%- endmacro %}
+
+
+{#- One row: the change set's counts by action. -#}
+{% macro _fivetran_history_plan_sql(changes) %}
+    select
+        {{ historize._action_count_columns(['new', 'changed', 'deleted']) }}
+    from {{ changes }}
+{% endmacro %}
 
 
 {#- One MERGE writes the difference: delete the replaced versions, update the

@@ -40,7 +40,7 @@
   {%- endif -%}
   {{ historize._stage_change_set(changes_view,
       historize._fivetran_history_changes_sql(cfg, target_relation, source_view, columns)) }}
-  {%- set plan = run_query('select ' ~ historize._action_count_columns(['new', 'changed', 'deleted']) ~ ' from ' ~ changes_view).rows[0] -%}
+  {%- set plan = run_query(historize._fivetran_history_plan_sql(changes_view)).rows[0] -%}
   {{ historize._write_or_noop(cfg, plan['new'] + plan['changed'] + plan['deleted'],
       [{'name': 'merge', 'builder': historize._fivetran_history_merge_sql,
         'args': [cfg, target_relation, changes_view, columns]}], read) }}

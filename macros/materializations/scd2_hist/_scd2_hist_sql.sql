@@ -77,8 +77,7 @@
     ),
 
     closed_as_changed_by_this_load as (
-        select distinct
-            {{ historize._select_list(keys) }}
+        {{ historize._select_distinct(keys) }}
         from {{ target }}
         where {{ adapter.quote(cfg.valid_to) }} = {{ historize.load_timestamp_sql() }}
             and {{ adapter.quote(cfg.state) }} = 'changed'
