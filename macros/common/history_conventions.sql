@@ -106,6 +106,22 @@
 {% endmacro %}
 
 
+{#- Fails, naming the macro, the argument and the table, when a required
+    argument is missing: it must never reach Spark as broken SQL. (Checked
+    when executing, when the table's name is known.) -#}
+{% macro _assert_given(used_by, relation, arguments) %}
+  {%- if not execute -%}
+    {{ return(none) }}
+  {%- endif -%}
+  {%- if relation is none or relation == '' -%}
+    {{ exceptions.raise_compiler_error("historize: " ~ used_by ~ ": the history table argument is missing") }}
+  {%- endif -%}
+  {%- for name, value in arguments.items() if value is none or value == '' or value == [] -%}
+    {{ exceptions.raise_compiler_error("historize: " ~ used_by ~ " on " ~ relation ~ ": argument '" ~ name ~ "' is missing") }}
+  {%- endfor -%}
+{% endmacro %}
+
+
 {#- The kind of a table that records none, recognised by its columns. -#}
 {% macro _history_kind_by_columns(names) %}
   {%- if 'version_started_at' in names and 'version_ended_at' in names -%}

@@ -17,19 +17,3 @@
     where v.{{ adapter.quote(conv.valid_from) }} <= {{ at }}
         and ({{ conv.open_sql }} or {{ at }} {{ '<' if conv.interval == 'half_open' else '<=' }} v.{{ adapter.quote(conv.valid_to) }})
 {% endmacro %}
-
-
-{#- Fails, naming the macro, the argument and the table, when a required
-    argument is missing: it must never reach Spark as broken SQL. (Checked
-    when executing, when the table's name is known.) -#}
-{% macro _assert_given(used_by, relation, arguments) %}
-  {%- if not execute -%}
-    {{ return(none) }}
-  {%- endif -%}
-  {%- if relation is none or relation == '' -%}
-    {{ exceptions.raise_compiler_error("historize: " ~ used_by ~ ": the history table argument is missing") }}
-  {%- endif -%}
-  {%- for name, value in arguments.items() if value is none or value == '' or value == [] -%}
-    {{ exceptions.raise_compiler_error("historize: " ~ used_by ~ " on " ~ relation ~ ": argument '" ~ name ~ "' is missing") }}
-  {%- endfor -%}
-{% endmacro %}
