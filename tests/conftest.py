@@ -76,6 +76,19 @@ class Project:
     def sql(self, query: str) -> list[tuple]:
         return [tuple(row) for row in dbt.spark().sql(query).collect()]
 
+    def columns(self, name: str) -> list[tuple]:
+        """The table's (name, type, comment), in order: `describe` up to its partition section."""
+        found = []
+        for row in self.sql(f"describe table {self.schema}.{name}"):
+            if not row[0] or row[0].startswith("#"):
+                break
+            found.append(tuple(row[:3]))
+        return found
+
+    def spark_row(self, query: str):
+        """The first row of `query`, as Spark gives it (nested values kept)."""
+        return dbt.spark().sql(query).collect()[0]
+
     def table(self, name: str, columns: str = "*", order_by: str | None = None) -> list[tuple]:
         order = f" order by {order_by}" if order_by else ""
         return self.sql(f"select {columns} from {self.schema}.{name}{order}")

@@ -11,9 +11,10 @@ from pathlib import Path
 from historize_tools import dbt_runner as dbt
 from historize_tools.bench import SCHEMA
 from historize_tools.bench import __doc__ as DESCRIPTION
-from historize_tools.bench.cases import fivetran_case, scd2_case, type6_case
-from historize_tools.bench.contenders import FIVETRAN_YML, MODELS, PROJECT_YML, QUICK_CONTENDERS, SCD2_CONTENDERS, SNAPSHOT
-from historize_tools.bench.report import chart, markdown_table, summarize
+from historize_tools.bench.cases import MEASURED_AT, fivetran_case, invariant_tests_case, scd2_case, small_models_case, type6_case
+from historize_tools.bench.contenders import (BENCH_YML, MODELS, PROJECT_YML, SCD2_CONTENDERS, SMALL_MODEL, SMALL_SNAPSHOT,
+                                              SNAPSHOT)
+from historize_tools.bench.report import chart, markdown_table, profile_table, summarize
 
 
 def numbers(text: str, kind=float) -> list:
@@ -23,16 +24,21 @@ def numbers(text: str, kind=float) -> list:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true",
-                        help="tiny sizes, one repetition, three contenders, no depth series: checks the harness runs")
+                        help="tiny sizes, one repetition, no depth series: checks the harness runs")
     parser.add_argument("--keys", default="10000,100000,1000000", help="N of the size series")
     parser.add_argument("--series-keys", type=int, default=100_000, help="N of the depth and change-rate series")
     parser.add_argument("--depths", default="1,5,20")
+    parser.add_argument("--deep-keys", type=int, default=1_000_000,
+                        help="N of the deep case (the largest depth), which the invariant tests then check")
+    parser.add_argument("--small-models", type=int, default=20)
+    parser.add_argument("--small-keys", type=int, default=1000)
     parser.add_argument("--rates", default="0,0.01,0.1,0.5")
     parser.add_argument("--attributes", type=int, default=6)
     parser.add_argument("--fivetran-versions", type=int, default=1_000_000)
     parser.add_argument("--fivetran-events", type=int, default=100_000)
     parser.add_argument("--type6-keys", type=int, default=100_000)
-    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--repeat", type=int, default=5, help="repetitions up to 100,000 keys")
+    parser.add_argument("--repeat-large", type=int, default=3, help="repetitions above 100,000 keys")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--output", type=Path, default=dbt.ROOT / "bench" / "results.json")
     parser.add_argument("--table", type=Path, help="only print this results file as a Markdown table, and its chart")
@@ -40,11 +46,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.table:
         saved = json.loads(args.table.read_text())
         print(markdown_table(saved["results"]))
-        print("\nsummary: " + json.dumps(saved["summary"]))
+        print("\nsummary: " + json.dumps(saved["summary"], indent=1))
+        print("\n" + profile_table(saved["results"], saved["summary"]["keys"]))
         chart(saved["results"], args.table.with_suffix(".png"))
         return 0
     if args.quick:
-        args.keys, args.series_keys, args.depths, args.rates, args.repeat = "1000", 1000, "", "0", 1
+        args.keys, args.series_keys, args.depths, args.rates, args.repeat = "1000", 1000, "2", "0", 1
+        args.deep_keys, args.small_models, args.small_keys = 1000, 2, 100
         args.fivetran_versions, args.fivetran_events, args.type6_keys = 400, 100, 1000
         if args.output == dbt.ROOT / "bench" / "results.json":
             args.output = dbt.ROOT / "bench" / "results" / "tmp" / "quick.json"
@@ -54,9 +62,12 @@ def main(argv: list[str] | None = None) -> int:
     project = dbt.package_project(Path(tempfile.mkdtemp(prefix="historize-bench-")), PROJECT_YML)
     for name, sql in MODELS.items():
         (project / "models" / f"{name}.sql").write_text(sql)
-    (project / "models" / "bench.yml").write_text(FIVETRAN_YML)
+    (project / "models" / "bench.yml").write_text(BENCH_YML)
     (project / "snapshots").mkdir(exist_ok=True)
     (project / "snapshots" / "dbt_snapshot.sql").write_text(SNAPSHOT)
+    for index in range(args.small_models):
+        (project / "models" / f"small_hist_{index:02d}.sql").write_text(SMALL_MODEL.format(index=f"{index:02d}"))
+        (project / "snapshots" / f"small_snap_{index:02d}.sql").write_text(SMALL_SNAPSHOT.format(index=f"{index:02d}"))
     dbt.run(["debug", "--quiet"], project_dir=project)
     session = dbt.spark()
     session.sql(f"drop schema if exists {SCHEMA} cascade")
@@ -70,21 +81,34 @@ def main(argv: list[str] | None = None) -> int:
         results.extend({"series": series, **r} for r in found)
         args.output.write_text(json.dumps({"summary": summarize(results), "results": results}, indent=2) + "\n")
 
-    common = {"attributes": args.attributes, "repeat": args.repeat, "seed": args.seed}
+    def repeat(keys: int) -> int:
+        return args.repeat if keys <= 100_000 else args.repeat_large
+
+    common = {"attributes": args.attributes, "seed": args.seed}
     for keys in numbers(args.keys, int):
         keep(scd2_case(session, project, keys, depth=1, changed=0.10, deleted=0.01, new=0.01,
-                       contenders=QUICK_CONTENDERS if args.quick else SCD2_CONTENDERS, **common), "size")
-    for depth in numbers(args.depths, int):
+                       contenders=SCD2_CONTENDERS, repeat=repeat(keys), **common), "size")
+    depths = numbers(args.depths, int)
+    for depth in depths:
         keep(scd2_case(session, project, args.series_keys, depth=depth, changed=0.10, deleted=0.01, new=0.01,
-                       contenders=("scd2_hist_merge", "pyspark_two_pass"), **common), "depth")
+                       contenders=("scd2_hist", "pyspark_two_pass"), repeat=repeat(args.series_keys), **common),
+             "depth")
+    if depths:
+        # the deepest history at the deep N; the invariant tests then check it
+        keep(scd2_case(session, project, args.deep_keys, depth=max(depths), changed=0.10, deleted=0.01, new=0.01,
+                       contenders=("scd2_hist", "pyspark_two_pass"), repeat=repeat(args.deep_keys), **common),
+             "depth")
+        keep(invariant_tests_case(session, project, "scd2_hist", MEASURED_AT), "invariants")
     for rate in numbers(args.rates):
         other = 0.01 if rate > 0 else 0.0
         keep(scd2_case(session, project, args.series_keys, depth=1, changed=rate, deleted=other, new=other,
-                       contenders=("scd2_hist_merge", "dbt_snapshot", "pyspark_two_pass"), **common), "rate")
-
-    keep(fivetran_case(session, project, args.fivetran_versions, args.fivetran_events, args.repeat, args.seed),
-         "fivetran")
-    keep(type6_case(session, project, args.type6_keys, args.repeat, args.seed), "scd_type6")
+                       contenders=SCD2_CONTENDERS, repeat=repeat(args.series_keys), **common), "rate")
+    # each repetition is a whole run of every model: 3 of them, as at 10^6
+    keep(small_models_case(session, project, args.small_models, args.small_keys, (1, 4),
+                           min(3, args.repeat), args.seed), "small_models")
+    keep(fivetran_case(session, project, args.fivetran_versions, args.fivetran_events,
+                       repeat(args.fivetran_versions), args.seed), "fivetran")
+    keep(type6_case(session, project, args.type6_keys, repeat(args.type6_keys), args.seed), "scd_type6")
 
     print("bench: summary " + json.dumps(summarize(results)), flush=True)
     chart(results, args.output.with_suffix(".png"))

@@ -1,51 +1,131 @@
-"""The measured cases: an SCD2 load, a Fivetran batch, a Type 6 load."""
+"""The measured cases: an SCD2 load, many small models in one run, a Fivetran
+batch, a Type 6 load, and the invariant tests on a deep history."""
 from __future__ import annotations
 
-import json
+import statistics
+import time
 from pathlib import Path
 
+from historize_tools import dbt_runner as dbt
 from historize_tools.bench import SCHEMA
 from historize_tools.bench.contenders import dbt_load, load_into, lower_bound, pyspark_fivetran, pyspark_type6
 from historize_tools.bench.data import generate_fivetran, generate_type6, make_snapshot
-from historize_tools.bench.measure import (assert_same_history, delta_version, history_signature, query_signature, timed,
-                                           timed_load, writes_since)
+from historize_tools.bench.measure import (Contender, Profile, assert_same_history, delta_version, history_signature,
+                                           query_signature, race, restore)
+
+MEASURED_AT = "2026-02-01 00:00:00"
+
+
+def build_history(session, project: Path, keys: int, attributes: int, depth: int, seed: int,
+                  contenders: tuple[str, ...]) -> dict[str, int]:
+    """Each contender's table through `depth` loads (every key changes in each);
+    returns each table's version after them."""
+    for name in contenders + ("lower_bound_output",):
+        session.sql(f"drop table if exists {SCHEMA}.{name}")
+    columns = None
+    bases = {}
+    for version in range(depth):
+        make_snapshot(session, f"history_{version}", keys, attributes, seed, base=version)
+        columns = columns or [c for c in session.table(f"{SCHEMA}.history_{version}").columns if c != "id"]
+        for name in contenders:
+            load_into(session, project, name, f"history_{version}", f"2026-01-{version + 1:02d} 00:00:00", columns)
+    for name in contenders:
+        bases[name] = delta_version(session, f"{SCHEMA}.{name}")
+    return bases
 
 
 def scd2_case(session, project: Path, keys: int, attributes: int, depth: int, changed: float, deleted: float,
               new: float, repeat: int, seed: int, contenders: tuple[str, ...]) -> list[dict]:
-    """One measured load: each contender's table is built through `depth` loads
-    (every key changes in each), then the load with the given fractions is timed
-    `repeat` times, the table restored in between; the lower bound too. Checks
+    """One measured load: each contender's table is built through `depth` loads,
+    then the load with the given fractions is timed `repeat` times, contenders
+    interleaved, each table restored in between; the lower bound too. Checks
     that all contenders hold the same history after it."""
-    for name in contenders + ("lower_bound_output",):
-        session.sql(f"drop table if exists {SCHEMA}.{name}")
-    history = []
-    for version in range(depth):
-        make_snapshot(session, f"history_{version}", keys, attributes, seed, base=version)
-        history.append((f"history_{version}", f"2026-01-{version + 1:02d} 00:00:00"))
+    bases = build_history(session, project, keys, attributes, depth, seed, contenders)
     make_snapshot(session, "measured", keys, attributes, seed, base=depth - 1, changed=changed, deleted=deleted, new=new)
-    at = f"2026-02-01 00:00:00"
     columns = [c for c in session.table(f"{SCHEMA}.measured").columns if c != "id"]
     case = {"keys": keys, "depth": depth, "changed": changed, "deleted": deleted, "new": new}
-    results, bases = [], {}
-    for name in contenders:
-        for snapshot, when in history:
-            load_into(session, project, name, snapshot, when, columns)
-        bases[name] = delta_version(session, f"{SCHEMA}.{name}")
-        results.append(timed_load(session, name, f"{SCHEMA}.{name}",
-                                  lambda: load_into(session, project, name, "measured", at, columns), repeat, **case))
+    racing = [
+        Contender(name, f"{SCHEMA}.{name}",
+                  reset=lambda name=name: restore(session, f"{SCHEMA}.{name}", bases[name]),
+                  load=lambda profile, name=name: load_into(session, project, name, "measured", MEASURED_AT, columns,
+                                                            profile))
+        for name in contenders
+    ]
     if "pyspark_two_pass" in contenders:
         output = f"{SCHEMA}.lower_bound_output"
+        opened = f"{SCHEMA}.pyspark_two_pass version as of {bases['pyspark_two_pass']}"
+
         def empty_output() -> int:
             session.sql(f"create or replace table {output} using delta as select *, '' as h from {SCHEMA}.measured where false")
             return delta_version(session, output)
 
-        opened = f"{SCHEMA}.pyspark_two_pass version as of {bases['pyspark_two_pass']}"
-        result = timed(lambda: lower_bound(session, f"{SCHEMA}.measured", opened, output, columns), repeat, empty_output)
-        started_from = result.pop("started_from")
-        results.append({"contender": "lower_bound", **case, **result, **writes_since(session, output, started_from)})
-        print(json.dumps(results[-1]), flush=True)
+        racing.append(Contender("lower_bound", output, reset=empty_output,
+                                load=lambda profile: lower_bound(session, f"{SCHEMA}.measured", opened, output, columns,
+                                                                 profile)))
+    results = race(session, racing, repeat, **case)
     assert_same_history(list(contenders), lambda name: history_signature(session, name, columns), case)
+    return results
+
+
+def invariant_tests_case(session, project: Path, model: str, since: str) -> list[dict]:
+    """The five invariant tests on `model`'s table, over the whole history and
+    with `since` (only the versions written since that load), each timed."""
+    results = []
+    for label, selector in (("whole history", "tag:invariants_all"), (f"since {since}", "tag:invariants_since")):
+        profile = Profile()
+        started = time.perf_counter()
+        dbt.run(["test", "--select", selector], project_dir=project, variables={"since": since},
+                callbacks=[profile])
+        results.append({"contender": "invariant_tests", "scope": label, "table": model,
+                        "rows": session.table(f"{SCHEMA}.{model}").count(),
+                        "seconds": round(time.perf_counter() - started, 2),
+                        "profile": {"statements": profile.statements}})
+        print(f"bench: invariant tests on {model}, {label}: {results[-1]['seconds']} s", flush=True)
+    return results
+
+
+def small_models_case(session, project: Path, models: int, keys: int, threads: tuple[int, ...], repeat: int,
+                      seed: int) -> list[dict]:
+    """`models` scd2_hist models of `keys` keys each in one `dbt run`, against
+    one `dbt snapshot` of as many snapshots, at each thread count; and the
+    fixed cost per model (its statements and their time, from one thread's run)."""
+    for index in range(models):
+        make_snapshot(session, f"small_{index:02d}_0", keys, 6, seed + index)
+        make_snapshot(session, f"small_{index:02d}_1", keys, 6, seed + index, changed=0.10, deleted=0.01, new=0.01)
+    tables = {"scd2_hist": [f"{SCHEMA}.small_hist_{i:02d}" for i in range(models)],
+              "dbt_snapshot": [f"{SCHEMA}.small_snap_{i:02d}" for i in range(models)]}
+    commands = {"scd2_hist": "run", "dbt_snapshot": "snapshot"}
+    first = {"small_load": "0", "load_timestamp": "2026-01-01 00:00:00", "load_run_id": "small@0"}
+    measured = {"small_load": "1", "load_timestamp": MEASURED_AT, "load_run_id": "small@1"}
+    bases = {}
+    for name, command in commands.items():
+        dbt.run([command, "--select", "tag:small", "--threads", "4"], project_dir=project, variables=first)
+        bases[name] = {table: delta_version(session, table) for table in tables[name]}
+
+    def reset(name: str) -> int:
+        for table, version in bases[name].items():
+            restore(session, table, version)
+        return 0
+
+    results = []
+    for count in threads:
+        racing = [Contender(name, tables[name][0], reset=lambda name=name: reset(name),
+                            load=lambda profile, name=name, count=count: dbt.run(
+                                [commands[name], "--select", "tag:small", "--threads", str(count)],
+                                project_dir=project, variables=measured, callbacks=[profile]))
+                  for name in commands]
+        for result in race(session, racing, repeat, keys=keys, models=models, threads=count):
+            statements = result["profile"]["statements"]
+            per_model = {}
+            for statement in statements:
+                per_model.setdefault(statement["node"], []).append(statement["seconds"])
+            result.update({
+                "statements_per_model": statistics.median(len(v) for v in per_model.values()),
+                "statement_seconds_per_model": round(statistics.median(sum(v) for v in per_model.values()), 3),
+            })
+            results.append(result)
+    assert_same_history(["small_hist_00", "small_snap_00"],
+                        lambda name: history_signature(session, name, [f"a{i}" for i in range(6)]), {"small": keys})
     return results
 
 
@@ -54,14 +134,19 @@ def fivetran_case(session, project: Path, versions: int, events: int, repeat: in
     generate_fivetran(session, versions // 4, 4, events, seed)
     session.sql(f"create or replace table {SCHEMA}.fivetran_pyspark using delta as select * from {SCHEMA}.fivetran_bench")
     at = "2026-01-02 00:00:00"
-    facts = {"versions": versions, "events": events}
-    results = [
-        timed_load(session, "fivetran_history", f"{SCHEMA}.fivetran_bench",
-                   lambda: dbt_load(project, "fivetran_bench", "fivetran_batch", at), repeat, **facts),
-        timed_load(session, "pyspark_fivetran", f"{SCHEMA}.fivetran_pyspark",
-                   lambda: pyspark_fivetran(session, f"{SCHEMA}.fivetran_pyspark", f"{SCHEMA}.fivetran_batch", at, "unmod"),
-                   repeat, **facts),
+    tables = {"fivetran_history": f"{SCHEMA}.fivetran_bench", "pyspark_fivetran": f"{SCHEMA}.fivetran_pyspark"}
+    bases = {name: delta_version(session, table) for name, table in tables.items()}
+    racing = [
+        Contender("fivetran_history", tables["fivetran_history"],
+                  reset=lambda: restore(session, tables["fivetran_history"], bases["fivetran_history"]),
+                  load=lambda profile: dbt_load(project, "fivetran_bench", "fivetran_batch", at, profile)),
+        Contender("pyspark_fivetran", tables["pyspark_fivetran"],
+                  reset=lambda: restore(session, tables["pyspark_fivetran"], bases["pyspark_fivetran"]),
+                  load=lambda profile: pyspark_fivetran(session, tables["pyspark_fivetran"],
+                                                        f"{SCHEMA}.fivetran_batch", at, "unmod", profile)),
     ]
+    facts = {"versions": versions, "events": events}
+    results = race(session, racing, repeat, **facts)
     assert_same_history(["fivetran_bench", "fivetran_pyspark"], query_signature(session,
                         "select id, a0, a1, _fivetran_start, _fivetran_end, _fivetran_active from {table} "
                         "order by id, _fivetran_start"), facts)
@@ -72,18 +157,23 @@ def type6_case(session, project: Path, keys: int, repeat: int, seed: int) -> lis
     """One load with 10% Type 2 and 10% Type 1 changes: scd_type6 against the hand-written job."""
     generate_type6(session, keys, 0.10, 0.10, seed)
     first, second = "2026-01-01 00:00:00", "2026-01-02 00:00:00"
-    table = f"{SCHEMA}.type6_pyspark"
-    for name in ("type6_bench", "type6_pyspark"):
-        session.sql(f"drop table if exists {SCHEMA}.{name}")
+    tables = {"scd_type6": f"{SCHEMA}.type6_bench", "pyspark_type6": f"{SCHEMA}.type6_pyspark"}
+    for table in tables.values():
+        session.sql(f"drop table if exists {table}")
     dbt_load(project, "type6_bench", "type6_1", first)
-    pyspark_type6(session, table, f"{SCHEMA}.type6_1", first)
-    facts = {"keys": keys, "type2_changed": 0.10, "type1_changed": 0.10}
-    results = [
-        timed_load(session, "scd_type6", f"{SCHEMA}.type6_bench",
-                   lambda: dbt_load(project, "type6_bench", "type6_2", second), repeat, **facts),
-        timed_load(session, "pyspark_type6", table,
-                   lambda: pyspark_type6(session, table, f"{SCHEMA}.type6_2", second), repeat, **facts),
+    pyspark_type6(session, tables["pyspark_type6"], f"{SCHEMA}.type6_1", first)
+    bases = {name: delta_version(session, table) for name, table in tables.items()}
+    racing = [
+        Contender("scd_type6", tables["scd_type6"],
+                  reset=lambda: restore(session, tables["scd_type6"], bases["scd_type6"]),
+                  load=lambda profile: dbt_load(project, "type6_bench", "type6_2", second, profile)),
+        Contender("pyspark_type6", tables["pyspark_type6"],
+                  reset=lambda: restore(session, tables["pyspark_type6"], bases["pyspark_type6"]),
+                  load=lambda profile: pyspark_type6(session, tables["pyspark_type6"], f"{SCHEMA}.type6_2", second,
+                                                     profile)),
     ]
+    facts = {"keys": keys, "type2_changed": 0.10, "type1_changed": 0.10}
+    results = race(session, racing, repeat, **facts)
     assert_same_history(["type6_bench", "type6_pyspark"], query_signature(session,
                         "select id, version, created_on, display_name, tier, score, region, current_flag, "
                         "effective_from, effective_to, change_reason from {table} order by id, version"), facts)

@@ -3,8 +3,12 @@ holds the same history."""
 from __future__ import annotations
 
 import json
+import re
 import statistics
 import time
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Callable
 
 from historize_tools.bench import SCHEMA
 
@@ -39,39 +43,99 @@ def writes_since(session, table: str, since: int) -> dict:
     return totals
 
 
-def timed(action, repeat: int, reset) -> dict:
-    """Times `action` `repeat` times, each after `reset`; `started_from` is what
-    the last `reset` returned (the table version the last repetition wrote after)."""
-    times, started_from = [], None
-    for _ in range(repeat):
-        started_from = reset()
+DBT_COMMENT = re.compile(r"^\s*/\*.*?\*/\s*", re.DOTALL)
+
+
+def statement_label(sql: str) -> str:
+    """A statement's first words, without dbt's query comment."""
+    return " ".join(DBT_COMMENT.sub("", sql).replace("`", "").split())[:70]
+
+
+class Profile:
+    """Every statement of one load and its wall time. As a dbt callback it
+    times each statement from its start to the node's next statement or its
+    end (in the embedded session a query runs when its rows are fetched, after
+    dbt logs it); `step` times a step of a hand-written job."""
+
+    def __init__(self) -> None:
+        self.statements: list[dict] = []
+        self._open: dict[str, tuple[str, float]] = {}
+
+    def __call__(self, event) -> None:
+        name = event.info.name
+        if name not in ("SQLQuery", "NodeFinished"):
+            return
+        node = event.data.node_info.unique_id
+        now = time.perf_counter()
+        if node in self._open:
+            label, started = self._open.pop(node)
+            self.statements.append({"node": node.rsplit(".", 1)[-1], "statement": label,
+                                    "seconds": round(now - started, 3)})
+        if name == "SQLQuery":
+            self._open[node] = (statement_label(event.data.sql), now)
+
+    @contextmanager
+    def step(self, label: str):
         started = time.perf_counter()
-        action()
-        times.append(time.perf_counter() - started)
-    return {"seconds_median": statistics.median(times), "seconds_min": min(times), "seconds_max": max(times),
-            "repeat": repeat, "started_from": started_from}
+        yield
+        self.statements.append({"node": "job", "statement": label, "seconds": round(time.perf_counter() - started, 3)})
+
+
+def commit_metrics(session, table: str, since: int) -> list[dict]:
+    """Each commit after `since`: its operation and Delta's operation metrics."""
+    commits = session.sql(f"describe history {table}").where(f"version > {since}").orderBy("version").collect()
+    return [{"operation": c["operation"], **{k: int(v) for k, v in (c["operationMetrics"] or {}).items()}}
+            for c in commits]
+
+
+@dataclass
+class Contender:
+    """One contender of a race: `reset` puts its table back and returns the
+    version the load starts from; `load(profile)` runs the load."""
+    name: str
+    table: str
+    reset: Callable[[], int]
+    load: Callable[[Profile], None]
+    times: list[float] = field(default_factory=list)
+
+
+def race(session, contenders: list[Contender], repeat: int, **facts) -> list[dict]:
+    """Times every contender's load `repeat` times, interleaved (A B C, A B C,
+    ...), so that drift of the machine hits all alike. Returns per contender
+    the median, min and max, what the last repetition committed, and its
+    profile (statements and commits)."""
+    profiles, started_from = {}, {}
+    for _ in range(repeat):
+        for contender in contenders:
+            started_from[contender.name] = contender.reset()
+            profile = Profile()
+            started = time.perf_counter()
+            contender.load(profile)
+            contender.times.append(time.perf_counter() - started)
+            profiles[contender.name] = profile
+    results = []
+    for contender in contenders:
+        times = contender.times
+        result = {"contender": contender.name, **facts, "seconds_median": statistics.median(times),
+                  "seconds_min": min(times), "seconds_max": max(times), "repeat": repeat,
+                  **writes_since(session, contender.table, started_from[contender.name]),
+                  "profile": {"statements": profiles[contender.name].statements,
+                              "commits": commit_metrics(session, contender.table, started_from[contender.name])}}
+        print(json.dumps({k: v for k, v in result.items() if k != "profile"}), flush=True)
+        results.append(result)
+    return results
 
 
 def history_signature(session, name: str, attributes: list[str]) -> list:
     """What every contender must agree on: each key's versions, in order, and which is open."""
     table = f"{SCHEMA}.{name}"
-    start, end = (("dbt_valid_from", "dbt_valid_to") if name == "dbt_snapshot"
+    start, end = (("dbt_valid_from", "dbt_valid_to") if "dbt_valid_from" in session.table(table).columns
                   else ("version_started_at", "version_ended_at"))
     return session.sql(f"""
         select id, {', '.join(attributes)}, {end} is null as is_open,
             row_number() over (partition by id order by {start}) as version_number
         from {table}
     """).orderBy("id", "version_number").collect()
-
-
-def timed_load(session, contender: str, table: str, load, repeat: int, **facts) -> dict:
-    """Times `load` into `table` `repeat` times, restoring the table in between."""
-    base = delta_version(session, table)
-    result = timed(load, repeat, lambda: restore(session, table, base))
-    started_from = result.pop("started_from")
-    result = {"contender": contender, **facts, **result, **writes_since(session, table, started_from)}
-    print(json.dumps(result), flush=True)
-    return result
 
 
 def assert_same_history(tables: list[str], signature, case: dict) -> None:

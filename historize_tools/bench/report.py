@@ -5,8 +5,7 @@ from pathlib import Path
 
 
 def summarize(results: list[dict]) -> dict:
-    """The targets' ratios, on the largest N at depth 1 and 10% changed, and the
-    depth and no-change cases."""
+    """The targets' ratios (each a contender's median over another's, same run)."""
     def seconds(contender, **case):
         found = [r["seconds_median"] for r in results
                  if r["contender"] == contender and all(r.get(k) == v for k, v in case.items())]
@@ -15,30 +14,79 @@ def summarize(results: list[dict]) -> dict:
     def ratio(a, b):
         return round(a / b, 2) if a and b else None
 
+    def within_noise(a, b, **case):
+        """Whether the two contenders' min-max ranges overlap: their medians then differ within noise."""
+        ra, rb = ([r for r in results if r["contender"] == name and all(r.get(k) == v for k, v in case.items())]
+                  for name in (a, b))
+        return bool(ra and rb and ra[0]["seconds_min"] <= rb[0]["seconds_max"] and rb[0]["seconds_min"] <= ra[0]["seconds_max"])
+
     size = [r for r in results if r.get("series") == "size"]
     if not size:
         return {}
     n = max(r["keys"] for r in size)
     main_case = {"series": "size", "keys": n}
-    merge = seconds("scd2_hist_merge", **main_case)
+    hist = seconds("scd2_hist", **main_case)
     summary = {
         "keys": n,
-        "snapshot_over_scd2_hist": ratio(seconds("dbt_snapshot", **main_case), merge),
-        "scd2_hist_over_pyspark": ratio(merge, seconds("pyspark_two_pass", **main_case)),
-        "scd2_hist_over_lower_bound": ratio(merge, seconds("lower_bound", **main_case)),
-        "scd2_hist_dv_over_scd2_hist": ratio(seconds("scd2_hist_merge_dv", **main_case), merge),
+        "scd2_hist_over_snapshot_by_keys": {r["keys"]: ratio(seconds("scd2_hist", series="size", keys=r["keys"]),
+                                                           seconds("dbt_snapshot", series="size", keys=r["keys"]))
+                                            for r in size if r["contender"] == "scd2_hist"},
+        "scd2_hist_and_snapshot_within_noise_by_keys": {
+            r["keys"]: within_noise("scd2_hist", "dbt_snapshot", series="size", keys=r["keys"])
+            for r in size if r["contender"] == "scd2_hist"},
+        "scd2_hist_over_pyspark": ratio(hist, seconds("pyspark_two_pass", **main_case)),
+        "scd2_hist_over_lower_bound": ratio(hist, seconds("lower_bound", **main_case)),
     }
-    depths = sorted({r["depth"] for r in results if r.get("series") == "depth"})
-    if depths:
-        summary["depth_range"] = [depths[0], depths[-1]]
-        summary["deepest_over_shallowest"] = ratio(seconds("scd2_hist_merge", series="depth", depth=depths[-1]),
-                                                   seconds("scd2_hist_merge", series="depth", depth=depths[0]))
+    depth = [r for r in results if r.get("series") == "depth" and r["contender"] == "scd2_hist"]
+    for keys in sorted({r["keys"] for r in depth}):
+        rows = sorted((r["depth"], r["seconds_median"], r["rows_written"]) for r in depth if r["keys"] == keys)
+        if keys == n and rows[0][0] > 1:  # the depth-1 load of this N is the size series'
+            shallow = next(r for r in size if r["contender"] == "scd2_hist" and r["keys"] == n)
+            rows.insert(0, (1, shallow["seconds_median"], shallow["rows_written"]))
+        summary[f"depth_{keys}"] = {"depths": [d for d, _, _ in rows], "rows_written": [w for _, _, w in rows],
+                                    "deepest_over_shallowest": ratio(rows[-1][1], rows[0][1])}
     unchanged = [r for r in results if r.get("series") == "rate" and r["changed"] == 0]
     if unchanged:
-        summary["no_change_commits"] = next(r["commits"] for r in unchanged if r["contender"] == "scd2_hist_merge")
-        summary["no_change_over_lower_bound"] = ratio(seconds("scd2_hist_merge", series="rate", changed=0.0),
+        summary["no_change_commits"] = next(r["commits"] for r in unchanged if r["contender"] == "scd2_hist")
+        summary["no_change_over_lower_bound"] = ratio(seconds("scd2_hist", series="rate", changed=0.0),
                                                       seconds("lower_bound", series="rate", changed=0.0))
+    summary["fivetran_history_over_pyspark"] = ratio(seconds("fivetran_history"), seconds("pyspark_fivetran"))
+    summary["scd_type6_over_pyspark"] = ratio(seconds("scd_type6"), seconds("pyspark_type6"))
+    small = [r for r in results if r.get("series") == "small_models"]
+    for threads in sorted({r["threads"] for r in small}):
+        mine = next(r for r in small if r["threads"] == threads and r["contender"] == "scd2_hist")
+        theirs = next(r for r in small if r["threads"] == threads and r["contender"] == "dbt_snapshot")
+        summary[f"small_models_threads_{threads}"] = {
+            "scd2_hist_over_snapshot": ratio(mine["seconds_median"], theirs["seconds_median"]),
+            "statements_per_model": [mine["statements_per_model"], theirs["statements_per_model"]],
+            "statement_seconds_per_model": [mine["statement_seconds_per_model"], theirs["statement_seconds_per_model"]],
+        }
+    invariants = [r for r in results if r.get("series") == "invariants"]
+    if invariants:
+        summary["invariant_tests_seconds"] = {r["scope"]: r["seconds"] for r in invariants}
     return summary
+
+
+def profile_table(results: list[dict], keys: int) -> str:
+    """Every statement of each contender's last load at N = `keys` (size
+    series), with its wall time, and its commits' Delta metrics."""
+    lines = ["| contender | statement | s |", "|---|---|---|"]
+    commits = []
+    for r in results:
+        if r.get("series") != "size" or r["keys"] != keys or "profile" not in r:
+            continue
+        for statement in r["profile"]["statements"]:
+            lines.append(f"| {r['contender']} | `{statement['statement']}` | {statement['seconds']:.2f} |")
+        for commit in r["profile"]["commits"]:
+            shown = {k: v for k, v in commit.items() if k in PROFILE_METRICS and v}
+            commits.append(f"| {r['contender']} | {commit['operation']} | "
+                           + ", ".join(f"{k} {v:,}" for k, v in shown.items()) + " |")
+    return "\n".join(lines + ["", "| contender | commit | Delta operation metrics |", "|---|---|---|"] + commits)
+
+
+PROFILE_METRICS = ("numSourceRows", "numTargetRowsCopied", "numTargetRowsUpdated", "numTargetRowsInserted",
+                   "numTargetFilesRemoved", "numTargetFilesAdded", "numOutputRows", "numFiles", "numRemovedFiles",
+                   "scanTimeMs", "rewriteTimeMs", "executionTimeMs", "materializeSourceTimeMs")
 
 
 def markdown_table(results: list[dict]) -> str:
@@ -46,7 +94,12 @@ def markdown_table(results: list[dict]) -> str:
     lines = ["| series | contender | load | median s (min-max) | commits | files +/- | rows written |",
              "|---|---|---|---|---|---|---|"]
     for r in results:
-        if "versions" in r:
+        if r.get("series") == "invariants":
+            continue
+        if r.get("series") == "small_models":
+            load = (f"{r['models']} models of N={r['keys']:,} in one run, threads {r['threads']}; per model "
+                    f"{r['statements_per_model']:g} statements, {r['statement_seconds_per_model']:.2f} s")
+        elif "versions" in r:
             load = f"{r['events']:,} events onto {r['versions']:,} versions"
         elif "type2_changed" in r:
             load = f"N={r['keys']:,}, {r['type2_changed']:.0%} Type 2 and {r['type1_changed']:.0%} Type 1 changes"

@@ -71,8 +71,9 @@
 
 
 {#- The plan query: the columns of `counted_sql`, and whether load_timestamp
-    is older than `newest_expression`, the newest instant already in `target`. -#}
-{% macro _plan_with_newest_instant(counted_sql, target, newest_expression) %}
+    is older than the newest instant already in the table, the one row and
+    column `newest_timestamp` of `newest_sql`. -#}
+{% macro _plan_with_newest_instant(counted_sql, newest_sql) %}
     {#- Subqueries, not CTEs: Spark does not substitute a cached view read
         inside a CTE, and would compute the change set again. -#}
     select
@@ -82,10 +83,13 @@
     from (
         select
             counted.*,
-            (select {{ newest_expression }} from {{ target }}) as newest_timestamp
+            newest.newest_timestamp
         from (
             {{ counted_sql }}
         ) as counted
+        cross join (
+            {{ newest_sql }}
+        ) as newest
     ) as with_newest
 {% endmacro %}
 

@@ -4,33 +4,53 @@
     statement when another writer committed rows after that version. Delta's
     own conflict detection covers a statement's own reads only; this covers the
     reads the run made before it. Tables record each row's commit version
-    (delta.enableRowTracking, set on every history table). -#}
+    (delta.enableRowTracking, set on every history table).
 
-{#- The table's newest Delta version, and whether it holds rows at that version. -#}
-{% macro _read_version(relation) %}
+    The guard looks only at the rows in the materialization's `guard_scope`
+    (e.g. the open versions): every load that writes the table inserts,
+    updates or removes at least one of them, so another run's commit shows
+    there as a row committed after the version read, or as a different count.
+    Its cost follows the open versions, not the history. -#}
+
+{#- The table's newest Delta version, and how many rows in `scope` (a
+    predicate on the table's rows as alias `guarded`; none: all) it held at
+    that version. -#}
+{% macro _read_version(relation, scope=none) %}
   {%- set history = run_query('describe history ' ~ relation ~ ' limit 1') -%}
   {%- set version = history.columns['version'].values()[0] | int -%}
-  {%- set rows = run_query('select count(*) from ' ~ relation ~ ' version as of ' ~ version).rows[0][0] -%}
-  {{ return({'relation': relation, 'version': version, 'empty': rows == 0}) }}
+  {%- set count_sql -%}
+    select count(*)
+    {%- if scope %}
+    from {{ relation }} version as of {{ version }} as guarded
+    where {{ scope }}
+    {%- else %}
+    from {{ relation }} version as of {{ version }}
+    {%- endif %}
+  {%- endset -%}
+  {%- set rows = run_query(count_sql).rows[0][0] | int -%}
+  {{ return({'relation': relation, 'version': version, 'scope': scope, 'rows': rows}) }}
 {% endmacro %}
 
 
 {#- The guard of a write's source, {'join', 'predicate'}: `join` adds a one-row
-    relation whose column is true while no row of the relation `read` was
-    taken from was written after that version, and raises an error naming the
-    table otherwise; `predicate` filters on it. An empty table has no rows to
-    carry a version, so there any row is another run's. (A joined aggregate:
-    Spark resolves the row metadata column there in any MERGE source.) -#}
+    relation whose column is true while the rows in scope of the relation
+    `read` was taken from are those of that version (as many, none committed
+    after it), and raises an error naming the table otherwise; `predicate`
+    filters on it. (A joined aggregate: Spark resolves the row metadata
+    column there in any MERGE source.) -#}
 {% macro _unchanged_since(read, model_name) %}
   {%- set relation = read.relation -%}
   {%- set message = "historize: model " ~ model_name ~ ": " ~ relation ~ " was written by another run after version "
       ~ read.version ~ ", which this run read; nothing of this run was written to it. Rerun the model" -%}
-  {%- set test = 'count(*) = 0' if read.empty
-        else 'coalesce(max(_metadata.row_commit_version), -1) <= ' ~ read.version -%}
   {%- set join -%}
         cross join (
-            select {{ test }} or raise_error({{ historize._string_literal(message) }}) is null as _historize_unchanged
-            from {{ relation }}
+            select
+                (count(*) = {{ read.rows }} and coalesce(max(guarded._metadata.row_commit_version), -1) <= {{ read.version }})
+                or raise_error({{ historize._string_literal(message) }}) is null as _historize_unchanged
+            from {{ relation }} as guarded
+            {%- if read.scope %}
+            where {{ read.scope }}
+            {%- endif %}
         ) as unchanged_since
   {%- endset -%}
   {{ return({'join': join, 'predicate': 'unchanged_since._historize_unchanged'}) }}

@@ -7,6 +7,11 @@
       former_names      names the model's table had before (a rename takes it over)
       tblproperties     Delta properties of the table: `defaults`, then the model's own
       version_key       the surrogate key column of a version, `<model>_key`
+      guard_scope       the rows every write touches, a predicate on alias
+                        `guarded` (the concurrency guard reads only those;
+                        none: all rows), set by the materialization
+      partition_by      the table's partition columns when the materialization
+                        lays the table out itself (none: the model's partition_by)
     Options are read from the model's meta first, then from config(): dbt 1.11
     wants custom keys under meta, and warns when config.get() finds one there. -#}
 {% macro _history_config(kind, default_properties={}) %}
@@ -27,6 +32,8 @@
       'former_names': historize._as_name_list('former_names', historize._read_option('former_names', [])),
       'tblproperties': properties,
       'version_key': (model.name ~ '_key') | lower,
+      'guard_scope': none,
+      'partition_by': none,
   }) }}
 {% endmacro %}
 

@@ -140,8 +140,10 @@
       _historize_valid_from, _historize_valid_to (NULL when open), _historize_is_open,
       _historize_next_from (start of the key's next version), _historize_prev_to,
       _historize_position (1, 2, ... by valid_from), _historize_is_latest,
-      _historize_is_deleted. -#}
-{% macro _history_versions_sql(relation, conv) %}
+      _historize_is_deleted, and with a version column _historize_prev_version.
+    `since` (a timestamp as text) keeps only the versions open or ending at or
+    after it: what loads since then wrote or closed. -#}
+{% macro _history_versions_sql(relation, conv, since=none) %}
   {%- set keys = conv.unique_key -%}
   {%- set by_key = 'partition by ' ~ historize._column_list(keys, 'v') ~ ' order by v.' ~ adapter.quote(conv.valid_from) -%}
     with ordered_versions as (
@@ -154,8 +156,15 @@
             lag({{ conv.end_sql }}) over ({{ by_key }}) as _historize_prev_to,
             lag(v.{{ adapter.quote(conv.valid_from) }}) over ({{ by_key }}) as _historize_prev_from,
             row_number() over ({{ by_key }}) as _historize_position,
+            {%- if conv.version_column %}
+            lag(v.{{ adapter.quote(conv.version_column) }}) over ({{ by_key }}) as _historize_prev_version,
+            {%- endif %}
             row_number() over ({{ by_key }} desc) = 1 as _historize_is_latest
         from {{ relation }} as v
+        {%- if since %}
+        where {{ conv.open_sql }}
+            or v.{{ adapter.quote(conv.valid_to) }} >= timestamp'{{ historize._timestamp_text('since', since) }}'
+        {%- endif %}
     )
 
     select

@@ -69,6 +69,11 @@
       'historize.valid_from': cfg.valid_from,
       'historize.valid_to': cfg.valid_to,
   }) -%}
+  {#- The layout the materialization gave the table, so that a load knows it
+      from the properties it reads anyway. -#}
+  {%- if cfg.partition_by -%}
+    {%- do properties.update({'historize.partitioned_by': cfg.partition_by | join(',')}) -%}
+  {%- endif -%}
   {{ return(properties) }}
 {% endmacro %}
 
@@ -84,9 +89,11 @@
 
 {#- Creates a history (or audit) table: from `columns` ((name, type) pairs) or
     as `select_sql`. `for_model` adds the model's partitioning, location and
-    comment (not wanted on an audit table). `name` is the statement's: 'main'
-    when creating is the load's write. -#}
-{% macro _create_history_table(relation, properties, columns=none, select_sql=none, for_model=true, name=none) %}
+    comment (not wanted on an audit table); `partition_by` (a list of columns)
+    is the materialization's own layout, in place of the model's. `name` is
+    the statement's: 'main' when creating is the load's write. -#}
+{% macro _create_history_table(relation, properties, columns=none, select_sql=none, for_model=true, name=none,
+                               partition_by=none) %}
   {%- call statement(name or 'create_' ~ relation.identifier) -%}
     create table {{ relation }}
     {%- if columns %} (
@@ -96,8 +103,12 @@
     )
     {%- endif %}
     using delta
-    {%- if for_model %}
+    {%- if partition_by %}
+    partitioned by ({{ historize._column_list(partition_by) }})
+    {%- elif for_model %}
     {{ partition_cols(label="partitioned by") }}
+    {%- endif %}
+    {%- if for_model %}
     {{ location_clause() }}
     {{ comment_clause() }}
     {%- endif %}
@@ -157,13 +168,18 @@
     {%- do managed_renames.append(((found.former.identifier ~ '_key') | lower, cfg.version_key)) -%}
   {%- endif -%}
   {%- set plan = historize._schema_sync_plan(cfg, found.relation, state, select_columns, managed, managed_renames) -%}
-  {%- set properties = historize._missing_properties(historize._history_properties(cfg), state) -%}
-  {%- set changes_table = found.former is not none or plan.changed or properties | length > 0 -%}
+  {%- set layout = historize._history_properties(cfg).get('historize.partitioned_by') -%}
+  {%- set relayout = layout is not none and state.properties.get('historize.partitioned_by') != layout -%}
+  {%- set properties = {} if relayout else historize._missing_properties(historize._history_properties(cfg), state) -%}
+  {%- set changes_table = found.former is not none or plan.changed or properties | length > 0 or relayout -%}
   {%- if changes_table -%}
     {{ check.builder(*check.args) }}
   {%- endif -%}
   {%- if found.former is not none -%}
     {{ historize._rename_table(found.former, target, cfg.model_name) }}
+  {%- endif -%}
+  {%- if relayout -%}
+    {{ historize._relayout_history_table(cfg, target, state) }}
   {%- endif -%}
   {%- if properties -%}
     {%- call statement('set_properties') -%}
@@ -172,6 +188,29 @@
   {%- endif -%}
   {{ historize._schema_sync_apply(plan, cfg, target, before) }}
   {{ return({'plan': plan, 'checked': changes_table}) }}
+{% endmacro %}
+
+
+{#- A table laid out otherwise (built by an earlier version of the
+    materialization, or before the model's partition_by changed: its
+    `historize.partitioned_by` is not the model's) rewritten in the
+    materialization's layout, in one commit: every row kept, its Delta history kept (a REPLACE is a commit of
+    the same table, so time travel still reaches the versions before it).
+    Properties become the model's (historize.retired.* marks are kept). -#}
+{% macro _relayout_history_table(cfg, target, state) %}
+  {%- set properties = historize._history_properties(cfg) -%}
+  {%- for name, value in state.properties.items() if name.startswith('historize.retired.') -%}
+    {%- do properties.update({name: value}) -%}
+  {%- endfor -%}
+  {{ log("historize: " ~ cfg.model_name ~ ": rewriting " ~ target ~ " partitioned by "
+      ~ cfg.partition_by | join(', ') ~ " (was: " ~ state.properties.get('historize.partitioned_by', 'not partitioned by historize') ~ ")", info=true) }}
+  {%- call statement('relayout') -%}
+    replace table {{ target }}
+    using delta
+    partitioned by ({{ historize._column_list(cfg.partition_by) }})
+    {{ historize._properties_clause(properties) }}
+    as select * from {{ target }}
+  {%- endcall -%}
 {% endmacro %}
 
 

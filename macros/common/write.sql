@@ -16,7 +16,7 @@
         {{ step.builder(*step.args, guard=historize._unchanged_since(current.read, cfg.model_name)) }}
       {%- endcall -%}
       {%- if not loop.last -%}
-        {%- do current.update({'read': historize._read_version(read.relation)}) -%}
+        {%- do current.update({'read': historize._read_version(read.relation, read.scope)}) -%}
       {%- endif -%}
     {%- endfor -%}
   {%- endif -%}

@@ -1,7 +1,12 @@
 {#- The core of the invariant tests: the versions of `model` that break
-    `invariant`, with the key, the version's interval and what is wrong. -#}
+    `invariant`, with the key, the version's interval and what is wrong.
+    `since` (a load_timestamp) checks only the versions a load at or after
+    that instant could have written or closed: those open, or ending at or
+    after it. Each pair of versions in that window is checked as over the
+    whole history; a version's number is checked against the one before it in
+    the window. -#}
 {% macro _temporal_invariant(invariant, model, unique_key, valid_from, valid_to, open_when, interval,
-                            step, deleted_when, version_column) %}
+                            step, deleted_when, version_column, since=none) %}
   {%- set conv = historize._history_conventions(model, invariant, unique_key=unique_key, valid_from=valid_from,
         valid_to=valid_to, open_when=open_when, interval=interval, step=step, deleted_when=deleted_when,
         version_column=version_column) -%}
@@ -10,7 +15,7 @@
   {%- set key_targets = historize._select_list(keys) -%}
   {%- set touching = '_historize_valid_to + ' ~ conv.step -%}
     with versions as (
-        {{ historize._history_versions_sql(model, conv) }}
+        {{ historize._history_versions_sql(model, conv, since) }}
     ),
 
     violations as (
@@ -65,7 +70,12 @@
             _historize_position as expected_version,
             'version out of sequence' as violation
         from versions
+        {%- if since %}
+        where _historize_prev_version is not null
+            and {{ adapter.quote(conv.version_column or 'version') }} is distinct from _historize_prev_version + 1
+        {%- else %}
         where {{ adapter.quote(conv.version_column or 'version') }} is distinct from _historize_position
+        {%- endif %}
     {%- endif %}
     )
 

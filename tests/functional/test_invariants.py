@@ -82,3 +82,44 @@ def test_each_invariant_fails_on_exactly_its_broken_table(project):
         "no_gaps__breaks_no_gaps_fivetran_style": 1,
     }
     assert len(outcome) == 4 * len(TABLES) + 2  # and sequential_versions on the two Type 6 tables
+
+
+SINCE_TABLES = {
+    # key 1 broke the invariants before T3 only; key 2 breaks them at T3 and after
+    "scd2_since": (SCD2, [
+        (1, "a", T1, T2, "changed"), (1, "b", T1, T2, "changed"), (1, "c", T2, None, "changed"),
+        (2, "x", T1, T3, "changed"), (2, "y", T4, None, "changed"),
+    ]),
+    "type6_since": (TYPE6, [
+        (1, T1, T2, False, 1, "source_load"), (1, T2, SENTINEL, True, 3, "source_load"),
+        (2, T1, T3, False, 1, "source_load"), (2, T3, SENTINEL, True, 3, "source_load"),
+    ]),
+}
+
+
+def test_since_checks_only_the_versions_written_since_that_load(project):
+    for table, (ddl, rows) in SINCE_TABLES.items():
+        project.create_table(table, ddl, rows)
+    lines = ["version: 2", "sources:", "  - name: h", f"    schema: {project.schema}", "    tables:"]
+    for table in SINCE_TABLES:
+        tests = ("no_overlapping_versions", "no_gaps") + (("sequential_versions",) if table == "type6_since" else ())
+        lines += [f"      - name: {table}", "        data_tests:"]
+        for test in tests:
+            for scope, args in (("all", "{unique_key: id}"), ("since", "{unique_key: id, since: '2026-01-03 00:00:00'}")):
+                lines += [f"          - historize.{test}:", f"              name: {test}__{table}__{scope}",
+                          f"              arguments: {args}"]
+    project.write("models/sources.yml", "\n".join(lines) + "\n")
+    result = project.run("test", expect_success=False)
+    outcome = {r.node.name: (str(r.status), r.failures) for r in result.result.results}
+    assert {name: failures for name, (status, failures) in outcome.items() if status != "pass"} == {
+        "no_overlapping_versions__scd2_since__all": 1,  # key 1, before T3
+        "no_gaps__scd2_since__all": 1,  # key 2
+        "no_gaps__scd2_since__since": 1,  # key 2: its version ending at T3 is in the window
+        "sequential_versions__type6_since__all": 2,
+        "sequential_versions__type6_since__since": 1,  # key 2 only: key 1's version 1 ended before T3
+    }
+    assert len(outcome) == 2 * 5
+
+    # A bad `since` is named.
+    project.write("models/sources.yml", "\n".join(lines).replace("2026-01-03 00:00:00", "yesterday") + "\n")
+    assert "since is 'yesterday'" in project.fail("test")

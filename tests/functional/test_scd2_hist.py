@@ -54,6 +54,10 @@ def state_of(project):
     return {s: (project.table(f"hist_{s}", "*", ORDER), project.commits(f"hist_{s}")) for s in STRATEGIES}
 
 
+def partition_columns(project, name):
+    return project.spark_row(f"describe detail {project.schema}.{name}")["partitionColumns"]
+
+
 def new_operations(project, name, since):
     history = project.history(name)
     return sorted(h["operation"] for h in history[: len(history) - since])
@@ -89,12 +93,13 @@ def test_load_sequence_with_reruns_and_full_refresh(project):
     load(project, LOAD_1, T1, "r1")
     for strategy in STRATEGIES:
         name = f"hist_{strategy}"
-        assert [(r[0], r[1]) for r in project.sql(f"describe {project.schema}.{name}")] == [
+        assert [(r[0], r[1]) for r in project.columns(name)] == [
             (f"{name}_key", "string"), ("id", "int"), ("name", "string"), ("price", "int"),
             ("row_hash", "string"), ("version_started_at", "timestamp"), ("version_ended_at", "timestamp"),
             ("version_state", "string"), ("load_run_id", "string"), ("loaded_at", "timestamp"),
         ]
         assert project.sql(f"describe detail {project.schema}.{name}")[0][0] == "delta"
+        assert partition_columns(project, name) == ["version_ended_at"]
         assert dict(project.sql(f"show tblproperties {project.schema}.{name}"))["delta.columnMapping.mode"] == "name"
     assert tables(project) == {s: [(i, n, p, T1, None, "new", "r1") for i, n, p in LOAD_1] for s in STRATEGIES}
 
@@ -121,6 +126,31 @@ def test_load_sequence_with_reruns_and_full_refresh(project):
             assert key == hash_key([id_, started])
             assert row_hash_ == row_hash({"name": name, "price": price})
             assert loaded_at is not None
+
+
+def test_table_of_an_earlier_layout_is_rewritten_partitioned_keeping_its_history(project):
+    hist_model(project, "hist_merge", "merge")
+    load(project, LOAD_1, T1, "r1")
+    load(project, LOAD_2, T2, "r2")
+    table = f"{project.schema}.hist_merge"
+    assert dict(project.sql(f"show tblproperties {table}"))["historize.partitioned_by"] == "version_ended_at"
+    kept = {k: v for k, v in project.sql(f"show tblproperties {table}") if k != "historize.partitioned_by"
+            and (k.startswith("historize.") or k in ("delta.columnMapping.mode", "delta.enableRowTracking"))}
+    # The layout an earlier version built: the same table, not partitioned, no layout recorded.
+    listed = ", ".join(f"'{k}' = '{v}'" for k, v in kept.items())
+    project.sql(f"replace table {table} using delta tblproperties ({listed}) as select * from {table}")
+    assert partition_columns(project, "hist_merge") == []
+    before = project.commits("hist_merge")
+
+    load(project, LOAD_3, T3, "r3")
+    assert partition_columns(project, "hist_merge") == ["version_ended_at"]
+    assert project.table("hist_merge", SHOWN, ORDER) == EXPECTED_AFTER_3
+    assert new_operations(project, "hist_merge", before) == ["MERGE", "REPLACE TABLE AS SELECT"]
+    properties = dict(project.sql(f"show tblproperties {table}"))
+    assert {k: v for k, v in properties.items() if k in kept} == kept
+    assert properties["historize.partitioned_by"] == "version_ended_at"
+    # Time travel still reaches the versions written before the rewrite.
+    assert project.sql(f"select {SHOWN} from {table} version as of {before - 1} order by {ORDER}") == EXPECTED_AFTER_2
 
 
 @pytest.mark.parametrize(

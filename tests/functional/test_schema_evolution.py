@@ -42,8 +42,7 @@ def load(project, columns: str, rows: list, at: dt.datetime, run_id: str) -> Non
 
 
 def describe(project, name: str) -> list[tuple]:
-    rows = project.sql(f"describe table {project.schema}.{name}")
-    return [(r[0], r[1], r[2]) for r in rows if r[0] and not r[0].startswith("#")]
+    return project.columns(name)
 
 
 def properties(project, name: str) -> dict:

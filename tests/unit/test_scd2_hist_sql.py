@@ -118,7 +118,10 @@ def test_plan_reads_the_cached_change_set_outside_any_cte(rendered):
     sql = rendered["plan"]
     assert not sql.startswith("with") and " with " not in sql
     assert "sum(case when _historize_action = 'invalid' then 1 else 0 end)" in sql
-    assert "(select greatest(max(`version_started_at`), max(`version_ended_at`)) from historize.plan) as newest_timestamp" in sql
+    # the newest instant from partition values and the open versions, not the history
+    assert ("select greatest(max(open_versions.started_at), max(hist.`version_ended_at`)) as newest_timestamp "
+            "from historize.plan as hist cross join ( select max(hist_open.`version_started_at`) as started_at "
+            "from historize.plan as hist_open where hist_open.`version_ended_at` is null ) as open_versions") in sql
 
 
 @pytest.mark.parametrize("name", sorted(set(RENDERERS) - {"widening"}))

@@ -34,7 +34,7 @@
   {%- endif -%}
 
   {#- The write fails if another run writes the table after this read. -#}
-  {%- set read = historize._read_version(target_relation) -%}
+  {%- set read = historize._read_version(target_relation, cfg.guard_scope) -%}
   {%- if not checked -%}
     {{ batch_check.builder(*batch_check.args) }}
   {%- endif -%}

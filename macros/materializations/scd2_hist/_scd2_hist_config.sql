@@ -16,6 +16,15 @@
       'load_run_id': 'load_run_id',
       'loaded_at': 'loaded_at',
   }) -%}
+  {#- Open versions apart from closed ones: a load reads and rewrites only the
+      open partition (version_ended_at NULL) and adds the partition of its own
+      load_timestamp, so its cost follows the open versions, not the history.
+      The model's partition_by, if any, partitions further. -#}
+  {%- set model_partitions = config.get('partition_by') or [] -%}
+  {%- do cfg.update({
+      'partition_by': [cfg.valid_to] + historize._as_column_list('partition_by', model_partitions, required=false),
+      'guard_scope': 'guarded.' ~ adapter.quote(cfg.valid_to) ~ ' is null',
+  }) -%}
   {#- Written after the select's columns, in this order. -#}
   {%- do cfg.update({'technical_columns': [cfg.row_hash, cfg.valid_from, cfg.valid_to, cfg.state, cfg.load_run_id, cfg.loaded_at]}) -%}
   {{ return(cfg) }}

@@ -11,8 +11,19 @@
             {{ historize._rerun_conflict_columns(cfg.unique_key | length, '_historize_open_started_at') }}
         from {{ changes }}
   {%- endset -%}
-  {%- set newest = 'greatest(max(' ~ adapter.quote(cfg.valid_from) ~ '), max(' ~ adapter.quote(cfg.valid_to) ~ '))' -%}
-  {{ historize._plan_with_newest_instant(counted, target, newest) }}
+  {#- A closed version began before it ended, so the newest instant is the
+      newest end or the newest start of an open version: partition values and
+      the open partition, not the history. -#}
+  {%- set newest -%}
+            select greatest(max(open_versions.started_at), max(hist.{{ adapter.quote(cfg.valid_to) }})) as newest_timestamp
+            from {{ target }} as hist
+            cross join (
+                select max(hist_open.{{ adapter.quote(cfg.valid_from) }}) as started_at
+                from {{ target }} as hist_open
+                where hist_open.{{ adapter.quote(cfg.valid_to) }} is null
+            ) as open_versions
+  {%- endset -%}
+  {{ historize._plan_with_newest_instant(counted, newest) }}
 {% endmacro %}
 
 

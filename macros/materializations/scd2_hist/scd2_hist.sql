@@ -23,7 +23,8 @@
   {%- if found.relation is none -%}
     {{ historize._assert_unique_key(source_view, cfg.unique_key, cfg.model_name) }}
     {{ historize._create_history_table(target_relation, historize._history_properties(cfg),
-        select_sql=historize._scd2_hist_first_load_sql(cfg, source_view, columns.business), name='main') }}
+        select_sql=historize._scd2_hist_first_load_sql(cfg, source_view, columns.business), name='main',
+        partition_by=cfg.partition_by) }}
     {{ log("historize: " ~ cfg.model_name ~ ": created " ~ target_relation ~ ", every key new", info=true) }}
   {%- else -%}
     {#- Keys are checked with the change set below (one read of the select),
@@ -39,7 +40,7 @@
     {%- endif -%}
 
     {#- Every write fails if another run writes the table after this read. -#}
-    {%- set read = historize._read_version(target_relation) -%}
+    {%- set read = historize._read_version(target_relation, cfg.guard_scope) -%}
     {{ historize._stage_change_set(changes_view,
         historize._scd2_hist_changes_sql(cfg, target_relation, source_view, columns.business)) }}
     {%- set plan = historize._scd2_hist_plan(cfg, target_relation, changes_view) -%}

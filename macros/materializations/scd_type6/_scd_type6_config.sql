@@ -35,6 +35,8 @@
       'open_end_sql': "timestamp'9999-12-31 23:59:59+00:00'",
       'audit_properties': {'delta.appendOnly': 'true', 'delta.columnMapping.mode': 'name'},
   }) -%}
+  {#- Every load that writes closes, updates or inserts a current row. -#}
+  {%- do cfg.update({'guard_scope': 'guarded.' ~ adapter.quote(cfg.current_flag)}) -%}
   {#- Written after the select's columns and the Type 3 columns, in this order. -#}
   {%- do cfg.update({'technical_columns': [cfg.valid_from, cfg.valid_to, cfg.current_flag, cfg.version,
         cfg.change_reason, cfg.hash]}) -%}

@@ -118,9 +118,15 @@
             {{ historize._rerun_conflict_columns(cfg.unique_key | length, '_historize_current_from') }}
         from {{ changes }}
   {%- endset -%}
-  {%- set valid_from, valid_to = adapter.quote(cfg.valid_from), adapter.quote(cfg.valid_to) -%}
-  {{ historize._plan_with_newest_instant(counted, target,
-      'greatest(max(' ~ valid_from ~ '), max(case when not ' ~ adapter.quote(cfg.current_flag) ~ ' then ' ~ valid_to ~ ' end))') }}
+  {%- set newest -%}
+            select
+                greatest(
+                    max(hist.{{ adapter.quote(cfg.valid_from) }}),
+                    max(case when not hist.{{ adapter.quote(cfg.current_flag) }} then hist.{{ adapter.quote(cfg.valid_to) }} end)
+                ) as newest_timestamp
+            from {{ target }} as hist
+  {%- endset -%}
+  {{ historize._plan_with_newest_instant(counted, newest) }}
 {% endmacro %}
 
 

@@ -51,7 +51,7 @@
   {%- endif -%}
 
   {#- Both writes fail if another run writes the dimension after this read. -#}
-  {%- set read = historize._read_version(target_relation) -%}
+  {%- set read = historize._read_version(target_relation, cfg.guard_scope) -%}
   {{ historize._stage_change_set(changes_view,
       historize._scd_type6_changes_sql(cfg, target_relation, source_view, columns)) }}
   {%- set plan = run_query(historize._scd_type6_plan_sql(cfg, target_relation, changes_view)).rows[0] -%}
