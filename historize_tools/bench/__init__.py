@@ -6,14 +6,19 @@
 For each case it generates snapshots of N keys (K typed attribute columns with
 NULLs; deterministic from --seed), builds each contender's history through
 `depth` loads, then times one load with the given fractions of changed,
-deleted and new keys, the median of --repeat runs (min and max too), the table
-restored to its version before the load in between. Contenders: scd2_hist
-(merge, ordered, merge with deletion vectors), dbt's snapshot (check strategy
-on all columns, hard_deletes: invalidate), the hand-written PySpark two-pass
-job, and the lower bound (read the snapshot and the open versions once, write
-only the changed rows). After each case, every contender must hold the same
-history. Series: N (size), history depth, change rate; plus fivetran_history
-and scd_type6 loads against hand-written equivalents. Writes JSON (--output) and a PNG chart beside it.
+deleted and new keys: --repeat times up to 10^5 keys and --repeat-large times
+above, the contenders interleaved (A B C, A B C, ...), each table restored to
+its version before the load in between; median, min and max. Contenders:
+scd2_hist (default settings), dbt's snapshot (check strategy on all columns,
+hard_deletes: invalidate), the hand-written PySpark two-pass job, and the
+lower bound (read the snapshot and the open versions once, write only the
+changed rows). After each case, every contender must hold the same history.
+Series: N (size), history depth (at N = --series-keys, and the deepest at
+--deep-keys, on which the invariant tests are then timed, whole and `since`),
+change rate, many small models in one run against as many snapshots (threads
+1 and 4), and fivetran_history and scd_type6 loads against hand-written
+equivalents. Each load's profile (every statement and its wall time, every
+commit's Delta metrics) is kept. Writes JSON (--output) and a PNG chart beside it.
 
 Modules: `data` generates the inputs, `contenders` holds the hand-written jobs
 and the dbt models they race, `measure` times loads and compares histories,

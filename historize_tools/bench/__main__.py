@@ -88,6 +88,16 @@ def main(argv: list[str] | None = None) -> int:
     for keys in numbers(args.keys, int):
         keep(scd2_case(session, project, keys, depth=1, changed=0.10, deleted=0.01, new=0.01,
                        contenders=SCD2_CONTENDERS, repeat=repeat(keys), **common), "size")
+    # each repetition is a whole run of every model: 3 of them, as at 10^6
+    keep(small_models_case(session, project, args.small_models, args.small_keys, (1, 4),
+                           min(3, args.repeat), args.seed), "small_models")
+    keep(fivetran_case(session, project, args.fivetran_versions, args.fivetran_events,
+                       repeat(args.fivetran_versions), args.seed), "fivetran")
+    keep(type6_case(session, project, args.type6_keys, repeat(args.type6_keys), args.seed), "scd_type6")
+    for rate in numbers(args.rates):
+        other = 0.01 if rate > 0 else 0.0
+        keep(scd2_case(session, project, args.series_keys, depth=1, changed=rate, deleted=other, new=other,
+                       contenders=SCD2_CONTENDERS, repeat=repeat(args.series_keys), **common), "rate")
     depths = numbers(args.depths, int)
     for depth in depths:
         keep(scd2_case(session, project, args.series_keys, depth=depth, changed=0.10, deleted=0.01, new=0.01,
@@ -99,16 +109,6 @@ def main(argv: list[str] | None = None) -> int:
                        contenders=("scd2_hist", "pyspark_two_pass"), repeat=repeat(args.deep_keys), **common),
              "depth")
         keep(invariant_tests_case(session, project, "scd2_hist", MEASURED_AT), "invariants")
-    for rate in numbers(args.rates):
-        other = 0.01 if rate > 0 else 0.0
-        keep(scd2_case(session, project, args.series_keys, depth=1, changed=rate, deleted=other, new=other,
-                       contenders=SCD2_CONTENDERS, repeat=repeat(args.series_keys), **common), "rate")
-    # each repetition is a whole run of every model: 3 of them, as at 10^6
-    keep(small_models_case(session, project, args.small_models, args.small_keys, (1, 4),
-                           min(3, args.repeat), args.seed), "small_models")
-    keep(fivetran_case(session, project, args.fivetran_versions, args.fivetran_events,
-                       repeat(args.fivetran_versions), args.seed), "fivetran")
-    keep(type6_case(session, project, args.type6_keys, repeat(args.type6_keys), args.seed), "scd_type6")
 
     print("bench: summary " + json.dumps(summarize(results)), flush=True)
     chart(results, args.output.with_suffix(".png"))

@@ -157,11 +157,6 @@ PROJECT_YML = dbt.project_yml("bench")
 MODELS = {
     "scd2_hist": "{{ config(materialized='scd2_hist', unique_key='id') }}\n"
                  "select * from historize_bench.{{ var('snapshot') }}\n",
-    "scd2_hist_ordered": "{{ config(materialized='scd2_hist', unique_key='id', meta={'strategy': 'ordered'}) }}\n"
-                         "select * from historize_bench.{{ var('snapshot') }}\n",
-    "scd2_hist_merge_dv": "{{ config(materialized='scd2_hist', unique_key='id', meta={'strategy': 'merge', "
-                          "'tblproperties': {'delta.enableDeletionVectors': 'true'}}) }}\n"
-                          "select * from historize_bench.{{ var('snapshot') }}\n",
     "fivetran_bench": "{{ config(materialized='fivetran_history', unique_key='id', meta={'unmodified_string': 'unmod'}) }}\n"
                       "select * from historize_bench.{{ var('snapshot') }}\n",
     "type6_bench": "{{ config(materialized='scd_type6', unique_key='id', meta={'type0_columns': ['created_on'], "

@@ -13,18 +13,22 @@
     Its cost follows the open versions, not the history. -#}
 
 {#- The table's newest Delta version, and how many rows in `scope` (a
-    predicate on the table's rows as alias `guarded`; none: all) it held at
-    that version. -#}
+    predicate on the table's rows as alias `guarded`; none: all) it holds. -#}
 {% macro _read_version(relation, scope=none) %}
   {%- set history = run_query('describe history ' ~ relation ~ ' limit 1') -%}
   {%- set version = history.columns['version'].values()[0] | int -%}
+  {#- Counted on the table as it is now, not at `version` (time travel
+      rebuilds that version's state, a cost of its own): a commit after
+      `version` and before this count is seen by the guard as a row committed
+      after it, or, if it only removed rows from the scope, was also seen by
+      the change set, which is computed after this count. -#}
   {%- set count_sql -%}
     select count(*)
     {%- if scope %}
-    from {{ relation }} version as of {{ version }} as guarded
+    from {{ relation }} as guarded
     where {{ scope }}
     {%- else %}
-    from {{ relation }} version as of {{ version }}
+    from {{ relation }}
     {%- endif %}
   {%- endset -%}
   {%- set rows = run_query(count_sql).rows[0][0] | int -%}
@@ -42,14 +46,17 @@
   {%- set relation = read.relation -%}
   {%- set message = "historize: model " ~ model_name ~ ": " ~ relation ~ " was written by another run after version "
       ~ read.version ~ ", which this run read; nothing of this run was written to it. Rerun the model" -%}
+  {%- set qualifier = 'guarded.' if read.scope else '' -%}
   {%- set join -%}
         cross join (
             select
-                (count(*) = {{ read.rows }} and coalesce(max(guarded._metadata.row_commit_version), -1) <= {{ read.version }})
+                (count(*) = {{ read.rows }} and coalesce(max({{ qualifier }}_metadata.row_commit_version), -1) <= {{ read.version }})
                 or raise_error({{ historize._string_literal(message) }}) is null as _historize_unchanged
-            from {{ relation }} as guarded
             {%- if read.scope %}
+            from {{ relation }} as guarded
             where {{ read.scope }}
+            {%- else %}
+            from {{ relation }}
             {%- endif %}
         ) as unchanged_since
   {%- endset -%}

@@ -11,6 +11,9 @@
     {%- call noop_statement('main', 'OK 0 (no change)', 'OK', 0) -%}{%- endcall -%}
   {%- else -%}
     {%- set current = {'read': read} -%}
+    {%- if cfg.partition_by -%}
+      {{ historize._set_write_per_task(true) }}
+    {%- endif -%}
     {%- for step in statements -%}
       {%- call statement('main' if loop.last else step.name) -%}
         {{ step.builder(*step.args, guard=historize._unchanged_since(current.read, cfg.model_name)) }}
@@ -19,7 +22,25 @@
         {%- do current.update({'read': historize._read_version(read.relation, read.scope)}) -%}
       {%- endif -%}
     {%- endfor -%}
+    {%- if cfg.partition_by -%}
+      {{ historize._set_write_per_task(false) }}
+    {%- endif -%}
   {%- endif -%}
+{% endmacro %}
+
+
+{#- On a partitioned table Delta's MERGE by default shuffles its output by the
+    partition columns before writing, so one task writes all the open versions
+    (one partition). A load writes from every task instead, for its MERGE
+    only: the session's own setting is restored after it. -#}
+{% macro _set_write_per_task(enabled) %}
+  {%- call statement('write_per_task' if enabled else 'write_as_configured') -%}
+    {%- if enabled %}
+    set spark.databricks.delta.merge.repartitionBeforeWrite.enabled = false
+    {%- else %}
+    reset spark.databricks.delta.merge.repartitionBeforeWrite.enabled
+    {%- endif %}
+  {%- endcall -%}
 {% endmacro %}
 
 

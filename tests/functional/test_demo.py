@@ -15,8 +15,10 @@ from historize_tools import dbt_runner as dbt
 
 SCHEMA = "tdemo"
 HISTORY_MODELS = ("rc_aw_product_hist", "fivetran_orders_history", "dim_program", "dim_player")
-# Statements dbt itself issues while a history model runs (its relation and column lookups).
-NOT_GENERATED = ("describe table extended", "show table extended", "show tblproperties", "describe history")
+# Statements dbt itself issues while a history model runs (its relation and column lookups),
+# and the session settings around a write (Spark's configuration keys are case-sensitive).
+NOT_GENERATED = ("describe table extended", "show table extended", "show tblproperties", "describe history",
+                 "set spark.", "reset spark.")
 
 
 def readme_block(title: str) -> str:
