@@ -103,9 +103,10 @@ def small_models_case(session, project: Path, models: int, keys: int, threads: t
         bases[name] = {table: delta_version(session, table) for table in tables[name]}
 
     def reset(name: str) -> int:
+        """All the contender's tables back; returns the first one's version (its commits are reported)."""
         for table, version in bases[name].items():
             restore(session, table, version)
-        return 0
+        return delta_version(session, tables[name][0])
 
     results = []
     for count in threads:
