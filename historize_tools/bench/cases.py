@@ -130,21 +130,23 @@ def small_models_case(session, project: Path, models: int, keys: int, threads: t
     return results
 
 
+def restoring(session, name: str, table: str, load) -> Contender:
+    """A contender whose table is put back to its version now before each repetition."""
+    base = delta_version(session, table)
+    return Contender(name, table, reset=lambda: restore(session, table, base), load=load)
+
+
 def fivetran_case(session, project: Path, versions: int, events: int, repeat: int, seed: int) -> list[dict]:
     """A batch of events onto `versions` versions: fivetran_history against the hand-written job."""
     generate_fivetran(session, versions // 4, 4, events, seed)
     session.sql(f"create or replace table {SCHEMA}.fivetran_pyspark using delta as select * from {SCHEMA}.fivetran_bench")
     at = "2026-01-02 00:00:00"
-    tables = {"fivetran_history": f"{SCHEMA}.fivetran_bench", "pyspark_fivetran": f"{SCHEMA}.fivetran_pyspark"}
-    bases = {name: delta_version(session, table) for name, table in tables.items()}
     racing = [
-        Contender("fivetran_history", tables["fivetran_history"],
-                  reset=lambda: restore(session, tables["fivetran_history"], bases["fivetran_history"]),
-                  load=lambda profile: dbt_load(project, "fivetran_bench", "fivetran_batch", at, profile)),
-        Contender("pyspark_fivetran", tables["pyspark_fivetran"],
-                  reset=lambda: restore(session, tables["pyspark_fivetran"], bases["pyspark_fivetran"]),
-                  load=lambda profile: pyspark_fivetran(session, tables["pyspark_fivetran"],
-                                                        f"{SCHEMA}.fivetran_batch", at, "unmod", profile)),
+        restoring(session, "fivetran_history", f"{SCHEMA}.fivetran_bench",
+                  lambda profile: dbt_load(project, "fivetran_bench", "fivetran_batch", at, profile)),
+        restoring(session, "pyspark_fivetran", f"{SCHEMA}.fivetran_pyspark",
+                  lambda profile: pyspark_fivetran(session, f"{SCHEMA}.fivetran_pyspark", f"{SCHEMA}.fivetran_batch",
+                                                   at, "unmod", profile)),
     ]
     facts = {"versions": versions, "events": events}
     results = race(session, racing, repeat, **facts)
@@ -163,15 +165,11 @@ def type6_case(session, project: Path, keys: int, repeat: int, seed: int) -> lis
         session.sql(f"drop table if exists {table}")
     dbt_load(project, "type6_bench", "type6_1", first)
     pyspark_type6(session, tables["pyspark_type6"], f"{SCHEMA}.type6_1", first)
-    bases = {name: delta_version(session, table) for name, table in tables.items()}
     racing = [
-        Contender("scd_type6", tables["scd_type6"],
-                  reset=lambda: restore(session, tables["scd_type6"], bases["scd_type6"]),
-                  load=lambda profile: dbt_load(project, "type6_bench", "type6_2", second, profile)),
-        Contender("pyspark_type6", tables["pyspark_type6"],
-                  reset=lambda: restore(session, tables["pyspark_type6"], bases["pyspark_type6"]),
-                  load=lambda profile: pyspark_type6(session, tables["pyspark_type6"], f"{SCHEMA}.type6_2", second,
-                                                     profile)),
+        restoring(session, "scd_type6", tables["scd_type6"],
+                  lambda profile: dbt_load(project, "type6_bench", "type6_2", second, profile)),
+        restoring(session, "pyspark_type6", tables["pyspark_type6"],
+                  lambda profile: pyspark_type6(session, tables["pyspark_type6"], f"{SCHEMA}.type6_2", second, profile)),
     ]
     facts = {"keys": keys, "type2_changed": 0.10, "type1_changed": 0.10}
     results = race(session, racing, repeat, **facts)
