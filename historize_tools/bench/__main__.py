@@ -21,6 +21,9 @@ def numbers(text: str, kind=float) -> list:
     return [kind(part) for part in text.split(",") if part]
 
 
+SERIES = ("size", "small_models", "fivetran", "scd_type6", "rate", "depth", "deep")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true",
@@ -40,9 +43,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=5, help="repetitions up to 100,000 keys")
     parser.add_argument("--repeat-large", type=int, default=3, help="repetitions above 100,000 keys")
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--series", default=",".join(SERIES),
+                        help="the series to run, in this order: " + ", ".join(SERIES))
+    parser.add_argument("--deep-depth", type=int, default=20, help="history depth of the deep case")
+    parser.add_argument("--append", action="store_true",
+                        help="add this run's results to those already in --output (a long run resumed)")
     parser.add_argument("--output", type=Path, default=dbt.ROOT / "bench" / "results.json")
     parser.add_argument("--table", type=Path, help="only print this results file as a Markdown table, and its chart")
     args = parser.parse_args(argv)
+    series = set(args.series.split(","))
+    if series - set(SERIES):
+        parser.error(f"unknown series {sorted(series - set(SERIES))}; known: {', '.join(SERIES)}")
     if args.table:
         saved = json.loads(args.table.read_text())
         print(markdown_table(saved["results"]))
@@ -52,7 +63,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.quick:
         args.keys, args.series_keys, args.depths, args.rates, args.repeat = "1000", 1000, "2", "0", 1
-        args.deep_keys, args.small_models, args.small_keys = 1000, 2, 100
+        args.deep_keys, args.deep_depth, args.small_models, args.small_keys = 1000, 2, 2, 100
         args.fivetran_versions, args.fivetran_events, args.type6_keys = 400, 100, 1000
         if args.output == dbt.ROOT / "bench" / "results.json":
             args.output = dbt.ROOT / "bench" / "results" / "tmp" / "quick.json"
@@ -73,7 +84,7 @@ def main(argv: list[str] | None = None) -> int:
     session.sql(f"drop schema if exists {SCHEMA} cascade")
     session.sql(f"create schema {SCHEMA}")
 
-    results: list[dict] = []
+    results: list[dict] = json.loads(args.output.read_text())["results"] if args.append else []
     args.output.parent.mkdir(parents=True, exist_ok=True)
 
     def keep(found: list[dict], series: str) -> None:
@@ -85,29 +96,32 @@ def main(argv: list[str] | None = None) -> int:
         return args.repeat if keys <= 100_000 else args.repeat_large
 
     common = {"attributes": args.attributes, "seed": args.seed}
-    for keys in numbers(args.keys, int):
-        keep(scd2_case(session, project, keys, depth=1, changed=0.10, deleted=0.01, new=0.01,
-                       contenders=SCD2_CONTENDERS, repeat=repeat(keys), **common), "size")
-    # each repetition is a whole run of every model: 3 of them, as at 10^6
-    keep(small_models_case(session, project, args.small_models, args.small_keys, (1, 4),
-                           min(3, args.repeat), args.seed), "small_models")
-    keep(fivetran_case(session, project, args.fivetran_versions, args.fivetran_events,
-                       repeat(args.fivetran_versions), args.seed), "fivetran")
-    keep(type6_case(session, project, args.type6_keys, repeat(args.type6_keys), args.seed), "scd_type6")
-    for rate in numbers(args.rates):
+    if "size" in series:
+        for keys in numbers(args.keys, int):
+            keep(scd2_case(session, project, keys, depth=1, changed=0.10, deleted=0.01, new=0.01,
+                           contenders=SCD2_CONTENDERS, repeat=repeat(keys), **common), "size")
+    if "small_models" in series:
+        # each repetition is a whole run of every model: 3 of them, as at 10^6
+        keep(small_models_case(session, project, args.small_models, args.small_keys, (1, 4),
+                               min(3, args.repeat), args.seed), "small_models")
+    if "fivetran" in series:
+        keep(fivetran_case(session, project, args.fivetran_versions, args.fivetran_events,
+                           repeat(args.fivetran_versions), args.seed), "fivetran")
+    if "scd_type6" in series:
+        keep(type6_case(session, project, args.type6_keys, repeat(args.type6_keys), args.seed), "scd_type6")
+    for rate in numbers(args.rates) if "rate" in series else []:
         other = 0.01 if rate > 0 else 0.0
         keep(scd2_case(session, project, args.series_keys, depth=1, changed=rate, deleted=other, new=other,
                        contenders=SCD2_CONTENDERS, repeat=repeat(args.series_keys), **common), "rate")
-    depths = numbers(args.depths, int)
-    for depth in depths:
+    for depth in numbers(args.depths, int) if "depth" in series else []:
         keep(scd2_case(session, project, args.series_keys, depth=depth, changed=0.10, deleted=0.01, new=0.01,
                        contenders=("scd2_hist", "pyspark_two_pass"), repeat=repeat(args.series_keys), **common),
              "depth")
-    if depths:
+    if "deep" in series:
         # the deepest history at the deep N; the invariant tests then check it
-        keep(scd2_case(session, project, args.deep_keys, depth=max(depths), changed=0.10, deleted=0.01, new=0.01,
-                       contenders=("scd2_hist", "pyspark_two_pass"), repeat=repeat(args.deep_keys), **common),
-             "depth")
+        keep(scd2_case(session, project, args.deep_keys, depth=args.deep_depth, changed=0.10, deleted=0.01,
+                       new=0.01, contenders=("scd2_hist", "pyspark_two_pass"), repeat=repeat(args.deep_keys),
+                       **common), "depth")
         keep(invariant_tests_case(session, project, "scd2_hist", MEASURED_AT), "invariants")
 
     print("bench: summary " + json.dumps(summarize(results)), flush=True)
