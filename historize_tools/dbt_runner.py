@@ -6,6 +6,7 @@ the tests and the benchmark call dbt through `dbtRunner` instead.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from pathlib import Path
@@ -67,19 +68,54 @@ def package_project(path: Path, project_yml: str) -> Path:
     return path
 
 
+# Manifests parsed for reuse, by project: (what they were parsed from, the manifest).
+_manifests: dict[Path, tuple[tuple, Any]] = {}
+# What a parse depends on besides the project's files: the target and its schema.
+_PARSE_ENVIRONMENT = ("HISTORIZE_TARGET", "HISTORIZE_SCHEMA")
+_PROJECT_FOLDERS = ("models", "macros", "seeds", "snapshots", "tests", "analyses")
+
+
+def _parse_inputs(project_dir: Path) -> tuple:
+    """The project's own sources (not its packages or outputs) and the environment it is parsed in."""
+    sources = [project_dir / "dbt_project.yml", *(path for folder in _PROJECT_FOLDERS
+                                                   for path in (project_dir / folder).rglob("*") if path.is_file())]
+    files = tuple(sorted((str(path.relative_to(project_dir)), hashlib.sha1(path.read_bytes()).hexdigest())
+                         for path in sources))
+    return files, tuple(os.environ.get(name) for name in _PARSE_ENVIRONMENT)
+
+
+def _manifest(project_dir: Path, options: list[str]):
+    """The project's manifest, parsed again only when its files or environment changed.
+    dbt parses in full whenever `--vars` change; the models here read vars only when
+    they run, so one parse serves runs with any vars."""
+    inputs = _parse_inputs(project_dir)
+    cached = _manifests.get(project_dir)
+    if cached is None or cached[0] != inputs:
+        parsed = dbtRunner().invoke(["parse", "--quiet", *options])
+        if not parsed.success:
+            return None  # the run itself parses, and reports the error
+        cached = _manifests[project_dir] = (inputs, parsed.result)
+    return cached[1]
+
+
 def run(
     args: Sequence[str],
     project_dir: Path = ROOT,
     variables: Mapping[str, Any] | None = None,
     expect_success: bool = True,
     callbacks: Sequence[Callable] = (),
+    reuse_manifest: bool = False,
 ) -> dbtRunnerResult:
     """Run one dbt command; raise DbtError with dbt's messages when it fails unexpectedly.
-    `callbacks` receive every event dbt fires (its log, as structured messages)."""
-    command = [*args, "--project-dir", str(project_dir), "--profiles-dir", os.environ["DBT_PROFILES_DIR"]]
+    `callbacks` receive every event dbt fires (its log, as structured messages). With
+    `reuse_manifest`, the project is parsed once for all runs until its files change
+    (only for projects whose parse does not depend on vars)."""
+    options = ["--project-dir", str(project_dir), "--profiles-dir", os.environ["DBT_PROFILES_DIR"]]
+    command = [*args, *options]
     if variables:
         command += ["--vars", json.dumps(dict(variables))]
-    result = dbtRunner(callbacks=list(callbacks)).invoke(command)
+    manifest = _manifest(project_dir, options) if reuse_manifest else None
+    result = dbtRunner(manifest=manifest, callbacks=list(callbacks)).invoke(command)
     if expect_success and not result.success:
         raise DbtError(f"dbt {' '.join(args)} failed: {failure_messages(result)}")
     return result

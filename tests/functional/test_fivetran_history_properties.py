@@ -1,54 +1,104 @@
 """Property: fivetran_history builds, batch after batch, exactly the table the
-sequential Python model of the rules builds (tests/reference.py)."""
+sequential Python model of the rules builds (tests/reference.py).
+
+Every run checks PROPERTY_SEQUENCES random sequences (200 by default) at once, each
+as its own group of keys in one table; more on demand:
+HISTORIZE_PROPERTY_SEQUENCES=10000 ./scripts/test.sh -k properties"""
 from __future__ import annotations
 
 import datetime as dt
+import random
 
-from hypothesis import example, given
-from hypothesis import strategies as st
+from conftest import check_sequences, differing_groups, grouped_key, padded
+from reference import UNMODIFIED, FivetranModel
 
-from conftest import property_settings
-from reference import UNMODIFIED, FivetranModel, sorted_rows
-
+# A sequence is a list of batches, each a list of events (key, op, start in hours, a, b),
+# keys 1..3, at most one event per key and start in a batch.
+OPS = ["upsert", "update", "delete"]
+A_VALUES = ["a", "b", None, "", "a|b", UNMODIFIED]
+B_VALUES = ["x", None, "'", UNMODIFIED]
 DAY = dt.datetime(2026, 1, 1)
-EVENT = st.tuples(
-    st.integers(1, 3),  # key
-    st.sampled_from(["upsert", "update", "delete"]),
-    st.integers(0, 8),  # start, in hours
-    st.sampled_from(["a", "b", None, UNMODIFIED]),
-    st.sampled_from(["x", None, UNMODIFIED]),
-)
+BATCH = "id int, _fivetran_op string, _fivetran_start timestamp, a string, b string, _fivetran_synced timestamp"
+CONFIG = "materialized='fivetran_history', unique_key='id', unmodified_string='unmod'"
+RERUN_AT = 1  # this batch is also rerun: it must change nothing
+TABLES = ("ft_hist",)
+EXAMPLES = [
+    [[(1, "upsert", 1, "a", "x"), (1, "delete", 3, None, None)],
+     [(1, "update", 2, "b", UNMODIFIED), (1, "upsert", 5, None, None)]],
+    # updates of a key with no version, all ignored
+    [[(1, "upsert", 0, "a", "x")],
+     [(2, "update", 0, "a", None), (2, "update", 7, None, None), (1, "update", 3, UNMODIFIED, None)]],
+]
 
 
-def unique_starts(events):
-    seen, kept = set(), []
-    for event in events:
-        if (event[0], event[2]) not in seen:
-            seen.add((event[0], event[2]))
-            kept.append(event)
-    return kept
+def generate(rng: random.Random) -> list[list[tuple]]:
+    """1 to 3 batches of up to 6 events, starts in the first 8 hours (so a later batch
+    often goes back before an earlier one's events)."""
+    batches = []
+    for _ in range(rng.randint(1, 3)):
+        events, starts = [], set()
+        for _ in range(rng.randint(0, 6)):
+            key, start = rng.randint(1, 3), rng.randint(0, 8)
+            if (key, start) not in starts:
+                starts.add((key, start))
+                events.append((key, rng.choice(OPS), start, rng.choice(A_VALUES), rng.choice(B_VALUES)))
+        batches.append(events)
+    return batches
 
 
-@property_settings
-@given(batches=st.lists(st.lists(EVENT, max_size=6).map(unique_starts), min_size=1, max_size=3))
-@example(batches=[[(1, "upsert", 1, "a", "x"), (1, "delete", 3, None, None)],
-                  [(1, "update", 2, "b", UNMODIFIED), (1, "upsert", 5, None, None)]])
-@example(batches=[[(1, "upsert", 0, "a", "x")],  # updates of a key with no version, all ignored
-                  [(2, "update", 0, "a", None), (2, "update", 7, None, None), (1, "update", 3, UNMODIFIED, None)]])
-def test_table_matches_the_model_of_the_rules(project, batches):
+def reductions(sequence: list[list[tuple]]):
+    """Each one-step smaller sequence: a batch fewer, an event fewer."""
+    for number in range(len(sequence)):
+        yield sequence[:number] + sequence[number + 1:]
+    for number, batch in enumerate(sequence):
+        for event in range(len(batch)):
+            yield [*sequence[:number], batch[:event] + batch[event + 1:], *sequence[number + 1:]]
+
+
+def test_table_matches_the_model_of_the_rules(project):
+    check_sequences(generate, EXAMPLES, lambda sequences: load_all(project, sequences), reductions)
+
+
+def load_all(project, sequences: list[list[list[tuple]]]) -> set[int]:
+    """Loads sequence g as group g of one table; returns the groups that differ from the
+    model. A rerun of a batch and refused batches change nothing."""
     project.sql(f"drop table if exists {project.schema}.ft_hist")
-    project.model("ft_hist", "{{ config(materialized='fivetran_history', unique_key='id', unmodified_string='unmod') }} "
-                             "select * from {{ target.schema }}.batch")
+    project.model("ft_hist", f"{{{{ config({CONFIG}) }}}} select * from {{{{ target.schema }}}}.batch")
     model = FivetranModel()
-    for number, batch in enumerate(batches):
+    for number, load in enumerate(zip(*padded(sequences, lambda s: []))):
         synced = DAY + dt.timedelta(days=30 + number)
-        rows = [(k, op, DAY + dt.timedelta(hours=h), a, b, synced) for k, op, h, a, b in batch]
-        # an upsert gives every column: no unmodified markers in it
-        rows = [(k, op, t, *(("z" if v == UNMODIFIED else v) for v in (a, b)), s) if op == "upsert" else (k, op, t, a, b, s)
-                for k, op, t, a, b, s in rows]
-        project.create_table("batch", "id int, _fivetran_op string, _fivetran_start timestamp, a string, b string, "
-                                      "_fivetran_synced timestamp", rows)
+        rows = [event_row(grouped_key(g, key), op, hours, a, b, synced)
+                for g, batch in enumerate(load) for key, op, hours, a, b in batch]
+        project.create_table("batch", BATCH, rows)
         project.run("run")
-        model.apply([((k,), op, t, {"a": a, "b": b}, s) for k, op, t, a, b, s in rows])
-    assert sorted_rows(project.table("ft_hist", "id, a, b, _fivetran_start, _fivetran_end, _fivetran_active, _fivetran_synced")) \
-        == model.rows()
+        model.apply([((k,), op, start, {"a": a, "b": b}, synced) for k, op, start, a, b, synced in rows])
+        if number == RERUN_AT:
+            with project.unchanged(*TABLES):
+                project.run("run")
+    refuse_bad_events(project, rows, synced)
+    actual = project.table("ft_hist", "id, a, b, _fivetran_start, _fivetran_end, _fivetran_active, _fivetran_synced")
+    return differing_groups(actual, model.rows())
+
+
+def event_row(key, op: str, hours: int, a, b, synced: dt.datetime) -> tuple:
+    # an upsert gives every column: no unmodified markers in it
+    if op == "upsert":
+        a, b = ("z" if value == UNMODIFIED else value for value in (a, b))
+    return (key, op, DAY + dt.timedelta(hours=hours), a, b, synced)
+
+
+def refuse_bad_events(project, rows: list[tuple], synced: dt.datetime) -> None:
+    """The last batch again with a key and start twice, then with a NULL key: refused,
+    nothing written."""
+    key = grouped_key(0, 9)  # a key no sequence has
+    for extra, error in (
+        ([event_row(key, "upsert", 1, "a", "x", synced), event_row(key, "update", 1, "b", "x", synced)],
+         f"the key and _fivetran_start (id, _fivetran_start) is duplicated for 1 key(s) in the select, "
+         f"e.g. ({key}, 2026-01-01 01:00:00) x2"),
+        ([event_row(None, "upsert", 1, "a", "x", synced)],
+         "the key and _fivetran_start (id, _fivetran_start) is NULL in 1 row(s)"),
+    ):
+        project.create_table("batch", BATCH, rows + extra)
+        with project.unchanged(*TABLES):
+            message = project.fail("run")
+            assert error in message, message

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from test_invariants import FIVETRAN, MS, SCD2, SENTINEL, T1, T2, T3, T4, TABLES, TYPE6
+from test_invariants import MS, T1, T2, T3, T4, TABLES
 
 SECOND = dt.timedelta(seconds=1)
 
@@ -124,8 +124,8 @@ def test_tables_built_by_historize_need_no_key_and_bad_calls_are_named(project):
     project.sql(f"insert into {project.schema}.legacy_hist values ('k0', 1, 'z', 'h', {lit(before)}, null, 'new', 'r0', {lit(before)})")
     project.create_table("snapshot", HIST, [(1, "a"), (2, "b")])
     for name in ("p_hist", "legacy_hist"):
-        project.model(name, f"{{{{ config(materialized='scd2_hist', unique_key='id') }}}} "
-                            f"select * from {{{{ target.schema }}}}.snapshot")
+        project.model(name, "{{ config(materialized='scd2_hist', unique_key='id') }} "
+                            "select * from {{ target.schema }}.snapshot")
     project.model("pit_legacy", "select id, change_kind from ({{ historize.changes_since(ref('legacy_hist'), \"%s\") }}) as c"
                   % lit(T1))
     assert "historize: changes_since: {}.legacy_hist records no unique_key".format(project.schema) in project.fail(

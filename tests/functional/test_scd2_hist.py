@@ -207,7 +207,7 @@ def test_variants_null_safety_composite_key_select_row_hash_and_meta_options(pro
         project.create_table("hashed", "id int, name string, row_hash string", hashed)
         project.run("run", variables=variables(at, run_id))
 
-    opened = f"version_state = 'changed' and version_ended_at is null"
+    opened = "version_state = 'changed' and version_ended_at is null"
     for strategy in STRATEGIES:
         # 1 NULL->NULL and 6 are unchanged; 2 value->NULL, 3, 4 ''->NULL and 5 ('a|b','c')->('a','b|c') changed
         assert project.sql(f"select id from {project.schema}.hist_{strategy} where {opened} order by id") == [(2,), (3,), (4,), (5,)]
