@@ -30,6 +30,7 @@ PROPERTY_SEED = int(os.environ.get("HISTORIZE_PROPERTY_SEED", "0"))
 GROUP = 10  # keys of sequence g are g * GROUP + k, 0 < k < GROUP
 SHRINK_ROUNDS = 8
 
+
 def grouped_key(group: int, key: int) -> int:
     assert 0 < key < GROUP, key
     return group * GROUP + key
@@ -39,7 +40,7 @@ def group_of(key: int) -> int:
     return key // GROUP
 
 
-def padded(sequences: Sequence[list], empty: Any) -> list[list]:
+def padded(sequences: Sequence[list], empty: Callable[[list], Any]) -> list[list]:
     """Every sequence as long as the longest: a shorter one continues with `empty` loads
     (a load that changes nothing, e.g. its last snapshot again)."""
     length = max(len(s) for s in sequences)
