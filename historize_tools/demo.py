@@ -1,10 +1,17 @@
-"""The demo: builds the demo project's loads in order on the embedded Spark and
-prints the history tables that result.
+"""The demo: builds the demo project's loads in order and prints the history
+tables that result, on the embedded Spark or on a cluster's Thrift server.
 
-    python -m historize_tools.demo      (what ./scripts/demo.sh runs)
+    python -m historize_tools.demo                   (what ./scripts/demo.sh runs)
+    python -m historize_tools.demo --target thrift   (HISTORIZE_THRIFT_HOST, HISTORIZE_THRIFT_PORT)
+
+The tables are read with SQL over the target (every value cast to a string by
+Spark itself), so both targets print the same text for the same tables.
 """
 from __future__ import annotations
 
+import argparse
+import json
+import os
 import sys
 
 from historize_tools import dbt_runner as dbt
@@ -55,23 +62,89 @@ def reset() -> None:
     dbt.run(["run-operation", "drop_demo_schemas", "--args", str({"suffixes": list(DEMO_SCHEMA_SUFFIXES)})])
 
 
-def main() -> int:
+def query(sql: str) -> tuple[list[str], list[tuple]]:
+    """Column names and rows of `sql`, run on the current target: the embedded
+    SparkSession, or the Thrift server of the `thrift` target."""
+    if os.environ.get("HISTORIZE_TARGET", "local") != "thrift":
+        frame = dbt.spark().sql(sql)
+        return frame.columns, [tuple(row) for row in frame.collect()]
+    from pyhive import hive
+
+    connection = hive.connect(host=os.environ.get("HISTORIZE_THRIFT_HOST", "localhost"),
+                              port=int(os.environ.get("HISTORIZE_THRIFT_PORT", "10000")),
+                              username=os.environ.get("HISTORIZE_THRIFT_USER", "dbt"))
+    try:
+        cursor = connection.cursor()
+        cursor.execute(sql)
+        return [column[0] for column in cursor.description], cursor.fetchall()
+    finally:
+        connection.close()
+
+
+def text_table(names: list[str], rows: list[tuple]) -> str:
+    """Rows as a text table, laid out as Spark's `show(truncate=False)` lays it out."""
+    cells = [["NULL" if value is None else str(value) for value in row] for row in rows]
+    widths = [max([3, len(name)] + [len(row[index]) for row in cells]) for index, name in enumerate(names)]
+    rule = "+" + "+".join("-" * width for width in widths) + "+"
+    lines = [rule, "|" + "|".join(name.ljust(width) for name, width in zip(names, widths)) + "|", rule]
+    lines += ["|" + "|".join(cell.ljust(width) for cell, width in zip(row, widths)) + "|" for row in cells]
+    return "\n".join(lines + [rule]) + "\n"
+
+
+def table_text(table: str, columns: str, order: str) -> str:
+    """A table's rows as text: every value cast to a string by Spark (as `show` prints it)."""
+    names, _ = query(f"select {columns} from {table} limit 0")
+    as_strings = ", ".join(f"cast(`{name}` as string) as `{name}`" for name in names)
+    return text_table(*query(f"select {as_strings} from (select {columns} from {table}) as shown order by {order}"))
+
+
+def history_text(table: str, after_version: int) -> str:
+    """The commits of `table` after a version: version, operation, parameters."""
+    names, rows = query(f"describe history {table}")
+    at = {name: names.index(name) for name in ("version", "operation", "operationParameters")}
+    shown = []
+    for row in sorted(rows, key=lambda found: int(found[at["version"]])):
+        parameters = row[at["operationParameters"]]
+        if isinstance(parameters, str):  # over Thrift a map arrives as JSON
+            parameters = json.loads(parameters)
+        if int(row[at["version"]]) > after_version:
+            shown.append((row[at["version"]], row[at["operation"]],
+                          "{" + ", ".join(f"{key} -> {value}" for key, value in parameters.items()) + "}"))
+    return text_table(list(at), shown)
+
+
+def latest_version(table: str) -> int:
+    _, rows = query(f"describe history {table} limit 1")
+    return int(rows[0][0])
+
+
+def tables_text(schema: str = "historize") -> str:
+    """Each table the demo shows, under its heading, from the demo schemas of `schema`."""
+    shown = []
+    for table, columns in SHOWN.items():
+        name = table.replace("historize_demo.", f"{schema}_demo.")
+        shown.append(f"\n== {table}\n" + table_text(name, columns, ORDER[table]))
+    return "".join(shown)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m historize_tools.demo", description=__doc__.splitlines()[0])
+    parser.add_argument("--target", choices=("local", "thrift"), default=os.environ.get("HISTORIZE_TARGET", "local"),
+                        help="the embedded Spark (local) or a Thrift server (thrift; ./scripts/cluster.sh start)")
+    args = parser.parse_args(argv)
+    os.environ["HISTORIZE_TARGET"] = args.target
     dbt.environment()
     dbt.run(["debug", "--quiet"])
     reset()
     before_last_load = -1
     for load in LOADS:
         if load is LOADS[-1]:
-            before_last_load = dbt.spark().sql(f"describe history {EVOLVED} limit 1").first().version
+            before_last_load = latest_version(EVOLVED)
         print(f"\n== load {load['demo_load']} at {load['load_timestamp']} ({load['load_run_id']})", flush=True)
         build(load)
-    session = dbt.spark()
-    for table, columns in SHOWN.items():
-        print(f"\n== {table}")
-        session.sql(f"select {columns} from {table} order by {ORDER[table]}").show(50, truncate=False)
+    print(tables_text(), end="")
     print(f"\n== what load 4 did to {EVOLVED} (its Delta history)")
-    session.sql(f"describe history {EVOLVED}").where(f"version > {before_last_load}").select(
-        "version", "operation", "operationParameters").orderBy("version").show(50, truncate=False)
+    print(history_text(EVOLVED, before_last_load), end="")
     dbt.run(["docs", "generate", "--quiet"])
     print("\n== dbt docs: target/index.html and target/catalog.json written; browse them with: "
           "source scripts/setup.sh && dbt docs serve")

@@ -17,6 +17,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 import pytest
 
+from historize_tools import cluster
 from historize_tools import dbt_runner as dbt
 from reference import sorted_rows
 
@@ -198,6 +199,23 @@ def spark_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
+DEMO_SCHEMA = "tdemo"
+
+
+@pytest.fixture(scope="session")
+def demo_run(spark_dir: Path) -> dbt.EventRecorder:
+    """The demo's four loads on the embedded Spark, as ./scripts/demo.sh builds them,
+    in the schemas of DEMO_SCHEMA; the recorder holds the SQL they ran."""
+    from historize_tools import demo
+
+    os.environ["HISTORIZE_SCHEMA"] = DEMO_SCHEMA
+    recorder = dbt.EventRecorder()
+    demo.reset()
+    for load in demo.LOADS:
+        demo.build(load, callbacks=[recorder])
+    return recorder
+
+
 @pytest.fixture
 def project(request: pytest.FixtureRequest, tmp_path: Path, spark_dir: Path) -> Iterator[Project]:
     name = re.sub(r"[^a-z0-9]+", "_", request.node.name.lower())[:40].strip("_")
@@ -228,3 +246,37 @@ def thrift_port(spark_dir: Path) -> int:
     server = session._jvm.org.apache.spark.sql.hive.thriftserver.HiveThriftServer2
     server.startWithContext(session._jsparkSession.sqlContext())
     return port
+
+
+# The cluster tests: dbt's `thrift` target against a real Spark cluster on this machine
+# (./scripts/cluster.sh). Started once per test run unless up already; stopped at the end
+# only if the tests started it.
+@pytest.fixture(scope="session")
+def running_cluster() -> Iterator[cluster.Settings]:
+    settings = cluster.Settings.from_environment()
+    started = not cluster.status(settings)[0]
+    if started:
+        try:
+            cluster.start(settings)
+        except cluster.ClusterError as error:
+            pytest.fail(f"the cluster did not start: {error}")
+    yield settings
+    if started:
+        cluster.stop(settings)
+
+
+@contextlib.contextmanager
+def on_cluster(settings: cluster.Settings, schema: str, port: int | None = None) -> Iterator[None]:
+    """dbt's `thrift` target (and the demo's queries) on the cluster, in `schema`, while inside."""
+    wanted = {"HISTORIZE_TARGET": "thrift", "HISTORIZE_SCHEMA": schema, "HISTORIZE_THRIFT_HOST": cluster.HOST,
+              "HISTORIZE_THRIFT_PORT": str(port or settings.thrift_port)}
+    before = {name: os.environ.get(name) for name in wanted}
+    os.environ.update(wanted)
+    try:
+        yield
+    finally:
+        for name, value in before.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value

@@ -7,13 +7,13 @@ from __future__ import annotations
 import re
 import shutil
 
-import pytest
 from sqlfluff.core import FluffConfig, Linter
 
 from historize_tools import demo
 from historize_tools import dbt_runner as dbt
 
-SCHEMA = "tdemo"
+from conftest import DEMO_SCHEMA as SCHEMA
+
 HISTORY_MODELS = ("rc_aw_product_hist", "fivetran_orders_history", "dim_program", "dim_player")
 # Statements dbt itself issues while a history model runs (its relation and column lookups),
 # and the session settings around a write (Spark's configuration keys are case-sensitive).
@@ -65,27 +65,18 @@ def generated_statements(recorder: dbt.EventRecorder) -> dict[str, str]:
     return dict(found.values())
 
 
-@pytest.fixture(scope="module")
-def demo_run(spark_dir) -> dbt.EventRecorder:
-    import os
-
-    os.environ["HISTORIZE_SCHEMA"] = SCHEMA
-    recorder = dbt.EventRecorder()
-    demo.reset()
-    for load in demo.LOADS:
-        demo.build(load, callbacks=[recorder])
-    return recorder
-
-
 def test_demo_loads_raise_no_deprecation_warning(demo_run):
     assert demo_run.statements, "the recorder saw no statement: it records nothing"
     assert demo_run.warnings == []
 
 
 def test_demo_product_history_is_the_readme_s(demo_run):
-    columns = demo.SHOWN[demo.EVOLVED]
-    frame = dbt.spark().sql(f"select {columns} from {SCHEMA}_demo.rc_aw_product_hist order by product_id, version_started_at")
-    assert frame._jdf.showString(50, 0, False) == readme_block(demo.EVOLVED)
+    table = demo.EVOLVED.replace("historize_demo.", f"{SCHEMA}_demo.")
+    shown = demo.table_text(table, demo.SHOWN[demo.EVOLVED], demo.ORDER[demo.EVOLVED])
+    assert shown == readme_block(demo.EVOLVED)
+    # the demo's own layout is Spark's
+    frame = dbt.spark().sql(f"select {demo.SHOWN[demo.EVOLVED]} from {table} order by {demo.ORDER[demo.EVOLVED]}")
+    assert frame._jdf.showString(50, 0, False) == shown
 
 
 def test_generated_sql_passes_lint(demo_run):
