@@ -10,7 +10,6 @@ Spark itself), so both targets print the same text for the same tables.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 
@@ -98,18 +97,22 @@ def table_text(table: str, columns: str, order: str) -> str:
     return text_table(*query(f"select {as_strings} from (select {columns} from {table}) as shown order by {order}"))
 
 
+def map_text(value) -> str:
+    """A map<string,string> as the Thrift server sends it, `{"key":"value",...}` with its
+    entries sorted (values unescaped); a local SparkSession's dict is written the same way."""
+    if isinstance(value, str):
+        return value
+    entries = sorted(f'"{key}":' + ("null" if item is None else f'"{item}"') for key, item in value.items())
+    return "{" + ",".join(entries) + "}"
+
+
 def history_text(table: str, after_version: int) -> str:
     """The commits of `table` after a version: version, operation, parameters."""
     names, rows = query(f"describe history {table}")
     at = {name: names.index(name) for name in ("version", "operation", "operationParameters")}
-    shown = []
-    for row in sorted(rows, key=lambda found: int(found[at["version"]])):
-        parameters = row[at["operationParameters"]]
-        if isinstance(parameters, str):  # over Thrift a map arrives as JSON
-            parameters = json.loads(parameters)
-        if int(row[at["version"]]) > after_version:
-            shown.append((row[at["version"]], row[at["operation"]],
-                          "{" + ", ".join(f"{key} -> {value}" for key, value in parameters.items()) + "}"))
+    shown = [(row[at["version"]], row[at["operation"]], map_text(row[at["operationParameters"]]))
+             for row in sorted(rows, key=lambda found: int(found[at["version"]]))
+             if int(row[at["version"]]) > after_version]
     return text_table(list(at), shown)
 
 
