@@ -156,11 +156,9 @@ def running_pid(settings: Settings, process: str) -> int | None:
 def _launch(settings: Settings, process: str, command: list[str]) -> None:
     log = settings.log_file(process)
     log.parent.mkdir(parents=True, exist_ok=True)
-    environment = {**os.environ, "SPARK_LOG_DIR": str(log.parent), "SPARK_NO_DAEMONIZE": "1",
-                   "SPARK_WORKER_DIR": str(settings.home / "work")}
     with log.open("ab") as out:
         child = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                 cwd=settings.home, env=environment, start_new_session=True)
+                                 cwd=settings.home, start_new_session=True)
     settings.pid_file(process).write_text(str(child.pid))
 
 
