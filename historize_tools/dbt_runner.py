@@ -28,9 +28,10 @@ def environment(spark_dir: Path | None = None) -> None:
     os.environ.setdefault("DBT_SEND_ANONYMOUS_USAGE_STATS", "false")
     if spark_dir is not None:
         os.environ["HISTORIZE_SPARK_DIR"] = str(spark_dir)
-        # a throwaway warehouse: the in-memory catalog, and two models at a time
+        # a throwaway warehouse: the in-memory catalog, two models at a time, small tables
         os.environ.setdefault("HISTORIZE_CATALOG", "in-memory")
         os.environ.setdefault("HISTORIZE_THREADS", "2")
+        os.environ.setdefault("HISTORIZE_CODEGEN", "false")
 
 
 def project_yml(name: str) -> str:
