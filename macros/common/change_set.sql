@@ -99,10 +99,8 @@
     began at that instant differ). -#}
 {% macro _assert_plan_applicable(plan, cfg, target, what) %}
   {%- if plan['load_is_older'] -%}
-    {{ exceptions.raise_compiler_error(
-        "historize: model " ~ cfg.model_name ~ ": load_timestamp " ~ historize.load_timestamp()
-        ~ " is older than " ~ plan['newest_instant'] ~ ", the newest time already in " ~ target
-        ~ "; loads must come in time order. Nothing was written") }}
+    {%- set refusal = historize._older_load_message(cfg, target) -%}
+    {{ exceptions.raise_compiler_error(refusal[0] ~ plan['newest_instant'] ~ refusal[1]) }}
   {%- endif -%}
   {%- if plan['conflicts'] > 0 -%}
     {{ exceptions.raise_compiler_error(

@@ -41,17 +41,29 @@
     `read` was taken from are those of that version (as many, none committed
     after it), and raises an error naming the table otherwise; `predicate`
     filters on it. (A joined aggregate: Spark resolves the row metadata
-    column there in any MERGE source.) -#}
-{% macro _unchanged_since(read, model_name) %}
+    column there in any MERGE source.) When a row in scope began after this
+    load's load_timestamp (cfg.guard_newest), the other run's load was a later
+    one: the error is then the refusal a rerun would get, not a conflict to
+    retry. -#}
+{% macro _unchanged_since(read, cfg) %}
   {%- set relation = read.relation -%}
-  {%- set message = "historize: model " ~ model_name ~ ": " ~ relation ~ " was written by another run after version "
+  {%- set conflict = "historize: model " ~ cfg.model_name ~ ": " ~ relation ~ " was written by another run after version "
       ~ read.version ~ ", which this run read; nothing of this run was written to it. Rerun the model" -%}
   {%- set qualifier = 'guarded.' if read.scope else '' -%}
+  {%- set message = historize._string_literal(conflict) -%}
+  {%- if cfg.get('guard_newest') -%}
+    {%- set newest = 'max(' ~ cfg.guard_newest ~ ')' -%}
+    {%- set refusal = historize._older_load_message(cfg, relation,
+          " (written by another run after version " ~ read.version ~ ", which this run read)") -%}
+    {%- set message = "case when " ~ newest ~ " > " ~ historize.load_timestamp_sql() ~ " then concat("
+          ~ historize._string_literal(refusal[0]) ~ ", cast(" ~ newest ~ " as string), "
+          ~ historize._string_literal(refusal[1]) ~ ") else " ~ message ~ " end" -%}
+  {%- endif -%}
   {%- set join -%}
         cross join (
             select
                 (count(*) = {{ read.rows }} and coalesce(max({{ qualifier }}_metadata.row_commit_version), -1) <= {{ read.version }})
-                or raise_error({{ historize._string_literal(message) }}) is null as _historize_unchanged
+                or raise_error({{ message }}) is null as _historize_unchanged
             {%- if read.scope %}
             from {{ relation }} as guarded
             where {{ read.scope }}
@@ -61,6 +73,14 @@
         ) as unchanged_since
   {%- endset -%}
   {{ return({'join': join, 'predicate': 'unchanged_since._historize_unchanged'}) }}
+{% endmacro %}
+
+
+{#- The refusal of a load older than the table's newest instant, as the text
+    before and after that instant; `detail` says where that instant came from. -#}
+{% macro _older_load_message(cfg, target, detail='') %}
+  {{- return(["historize: model " ~ cfg.model_name ~ ": load_timestamp " ~ historize.load_timestamp() ~ " is older than ",
+      ", the newest time already in " ~ target ~ detail ~ "; loads must come in time order. Nothing was written"]) -}}
 {% endmacro %}
 
 

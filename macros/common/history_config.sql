@@ -10,6 +10,9 @@
       guard_scope       the rows every write touches, a predicate on alias
                         `guarded` (the concurrency guard reads only those;
                         none: all rows), set by the materialization
+      guard_newest      the column of those rows holding when they began, for
+                        materializations that refuse older loads (none: no
+                        such rule): the guard's error is then the refusal
       partition_by      the table's partition columns when the materialization
                         lays the table out itself (none: the model's partition_by)
     Options are read from the model's meta first, then from config(): dbt 1.11
@@ -33,6 +36,7 @@
       'tblproperties': properties,
       'version_key': (model.name ~ '_key') | lower,
       'guard_scope': none,
+      'guard_newest': none,
       'partition_by': none,
   }) }}
 {% endmacro %}

@@ -16,7 +16,7 @@
     {%- endif -%}
     {%- for step in statements -%}
       {%- call statement('main' if loop.last else step.name) -%}
-        {{ step.builder(*step.args, guard=historize._unchanged_since(current.read, cfg.model_name)) }}
+        {{ step.builder(*step.args, guard=historize._unchanged_since(current.read, cfg)) }}
       {%- endcall -%}
       {%- if not loop.last -%}
         {%- do current.update({'read': historize._read_version(read.relation, read.scope)}) -%}

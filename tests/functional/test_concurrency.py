@@ -1,164 +1,267 @@
-"""Two runs writing one table at once, for each materialization. Run A goes
-through the Spark Thrift Server (a separate dbt process, as on a cluster) and
-its select holds it after it has read its table's version; run B loads the
-same table in the meantime. A must fail on each table without writing
-anything, B's loads must stand, and A rerun must end as B then A."""
+"""Two runs writing one table at once, for each materialization, on the
+embedded Spark (through a Thrift server on the tests' session) and on the
+cluster (./scripts/cluster.sh): run A, a dbt process of its own through the
+Thrift server, is held right before its first write of each model, after every
+read its load makes; meanwhile run B loads the same tables. B's load is earlier
+than A's, later than A's, or the very same load. A must fail on every table
+without writing anything, naming the table and saying to rerun; B's loads must
+stand; A rerun must end as B then A, be refused as older than the table's
+newest load, or change nothing."""
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import os
-import queue
-import re
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
-from conftest import AUDIT, DIM, PROGRAM_CONFIG, PROGRAM_SOURCE, SENTINEL, D, T1, T2, T3
+import pytest
+
+from conftest import AUDIT, DIM, PROGRAM_CONFIG, PROGRAM_SOURCE, SENTINEL, D, T1, T2, T3, T4, on_cluster
 from historize_tools import dbt_runner as dbt
+from historize_tools import demo
 from reference import MILLISECOND as MS
 from reference import TMAX
 
-# With `hold` (a JVM system property's prefix), a model's select keeps its run
-# waiting until the test sets `<hold>.<model>` (at most 60 s, on one task
-# slot of the two). The select is first evaluated when the run computes its
-# change set, after it has read its table's version.
-HOLD = ("{% if var('hold', '') %}cross join (select count(*) as held from range(0, 600, 1, 1) "
-        "where java_method('java.lang.Thread', 'sleep', cast(case when java_method('java.lang.Boolean', 'getBoolean', "
-        "'{{ var('hold') }}.{{ this.identifier }}') = 'true' then 0 else 100 end + 0 * id as bigint)) = 'null') as hold"
-        "{% endif %}")
-MODELS = {
+HELD_RUN = Path(__file__).resolve().parent.parent / "held_run.py"
+RACES = ("earlier", "later", "same")  # B's load against A's
+KINDS = {  # the materialization's config, and its select's columns
     "hist": ("materialized='scd2_hist', unique_key='id'", "id int, name string"),
-    "dim_program": (PROGRAM_CONFIG, PROGRAM_SOURCE),
+    "dim": (PROGRAM_CONFIG, PROGRAM_SOURCE),
     "ft": ("materialized='fivetran_history', unique_key='id'", "id int, val string, _fivetran_start timestamp, _fivetran_op string"),
 }
+MODELS = [f"{kind}_{race}" for kind in KINDS for race in RACES]
+REFUSES_OLDER = ("hist_later", "dim_later")  # a Fivetran batch is placed by its events' times
 E = {n: dt.datetime(2026, 2, n) for n in range(1, 6)}  # event times of the Fivetran batches
-LOADS = {  # model: rows of its source for the first load, for B (at T2) and for A (at T3)
+LOADS = {  # kind: rows of its select for the first load (at T1), for B and for A (at T3)
     "hist": ([(1, "a"), (2, "b")], [(1, "a2"), (2, "b")], [(1, "a"), (2, "b3"), (3, "c")]),
-    "dim_program": ([("P1", D[1], "N1", 10, 100), ("P2", D[2], "M1", 20, 200)],
-                    [("P1", D[1], "N1", 12, 100), ("P2", D[2], "M2", 20, 200)],
-                    [("P1", D[1], "N1", 11, 100), ("P2", D[2], "M1", 20, 200), ("P3", D[3], "Q", 30, 300)]),
+    "dim": ([("P1", D[1], "N1", 10, 100), ("P2", D[2], "M1", 20, 200)],
+            [("P1", D[1], "N1", 12, 100), ("P2", D[2], "M2", 20, 200)],
+            [("P1", D[1], "N1", 11, 100), ("P2", D[2], "M1", 20, 200), ("P3", D[3], "Q", 30, 300)]),
     "ft": ([(1, "x", E[1], "upsert")], [(1, "y", E[2], "upsert")], [(2, "z", E[3], "upsert"), (1, "w", E[4], "upsert")]),
 }
+A_LOAD = (T3, "rA", 2)
+B_LOAD = {"earlier": (T2, "rB", 1), "later": (T4, "rB", 1), "same": A_LOAD}  # time, run id, select's rows
 SHOWN = {
     "hist": ("id, name, version_started_at, version_ended_at, version_state, load_run_id", "id, version_started_at"),
-    "dim_program": (DIM, "program_id, version"),
+    "dim": (DIM, "program_id, version"),
     "ft": ("id, val, _fivetran_start, _fivetran_end, _fivetran_active, _fivetran_synced", "id, _fivetran_start"),
 }
-AFTER_B = {
-    "hist": [(1, "a", T1, T2, "changed", "rB"), (1, "a2", T2, None, "changed", "rB"), (2, "b", T1, None, "new", "r1")],
-    "dim_program": [
-        ("P1", D[1], "N1", 10, 100, None, T1, T2, False, 1, "source_load"),
-        ("P1", D[1], "N1", 12, 100, 10, T2, SENTINEL, True, 2, "source_load"),
-        ("P2", D[2], "M2", 20, 200, None, T1, SENTINEL, True, 1, "source_load"),
-    ],
-    "ft": [(1, "x", E[1], E[2] - MS, False, T1), (1, "y", E[2], TMAX, True, T2)],
+EVERYTHING = ["created_on", "current_program_name", "eligibility_threshold", "funding_cap"]
+FIRST_AUDIT = [("P1", "INSERT", EVERYTHING, T1, "source_load", "r1"), ("P2", "INSERT", EVERYTHING, T1, "source_load", "r1")]
+
+
+def after_b(kind: str, at: dt.datetime) -> list[tuple]:
+    """The table after the first load and B's (its select's second rows) at `at`."""
+    return {
+        "hist": [(1, "a", T1, at, "changed", "rB"), (1, "a2", at, None, "changed", "rB"), (2, "b", T1, None, "new", "r1")],
+        "dim": [("P1", D[1], "N1", 10, 100, None, T1, at, False, 1, "source_load"),
+                ("P1", D[1], "N1", 12, 100, 10, at, SENTINEL, True, 2, "source_load"),
+                ("P2", D[2], "M2", 20, 200, None, T1, SENTINEL, True, 1, "source_load")],
+        "ft": [(1, "x", E[1], E[2] - MS, False, T1), (1, "y", E[2], TMAX, True, at)],
+    }[kind]
+
+
+def audit_after_b(at: dt.datetime) -> list[tuple]:
+    return FIRST_AUDIT + [("P1", "UPDATE", ["eligibility_threshold"], at, "source_load", "rB"),
+                          ("P2", "TYPE1_UPDATE", ["current_program_name"], at, "source_load", "rB")]
+
+
+# The table after the first load and A's alone (B's load the same as A's).
+AFTER_A = {
+    "hist": [(1, "a", T1, None, "new", "r1"), (2, "b", T1, T3, "changed", "rA"), (2, "b3", T3, None, "changed", "rA"),
+             (3, "c", T3, None, "new", "rA")],
+    "dim": [("P1", D[1], "N1", 10, 100, None, T1, T3, False, 1, "source_load"),
+            ("P1", D[1], "N1", 11, 100, 10, T3, SENTINEL, True, 2, "source_load"),
+            ("P2", D[2], "M1", 20, 200, None, T1, SENTINEL, True, 1, "source_load"),
+            ("P3", D[3], "Q", 30, 300, None, T3, SENTINEL, True, 1, "source_load")],
+    "ft": [(1, "x", E[1], E[4] - MS, False, T1), (1, "w", E[4], TMAX, True, T3), (2, "z", E[3], TMAX, True, T3)],
 }
+AUDIT_AFTER_A = FIRST_AUDIT + [("P1", "UPDATE", ["eligibility_threshold"], T3, "source_load", "rA"),
+                               ("P3", "INSERT", EVERYTHING, T3, "source_load", "rA")]
+# The table after the first load, B's (at T2) and A's, in that order.
 AFTER_B_THEN_A = {
     "hist": [(1, "a", T1, T2, "changed", "rB"), (1, "a2", T2, T3, "changed", "rA"), (1, "a", T3, None, "changed", "rA"),
              (2, "b", T1, T3, "changed", "rA"), (2, "b3", T3, None, "changed", "rA"), (3, "c", T3, None, "new", "rA")],
-    "dim_program": [
-        ("P1", D[1], "N1", 10, 100, None, T1, T2, False, 1, "source_load"),
-        ("P1", D[1], "N1", 12, 100, 10, T2, T3, False, 2, "source_load"),
-        ("P1", D[1], "N1", 11, 100, 12, T3, SENTINEL, True, 3, "source_load"),
-        ("P2", D[2], "M1", 20, 200, None, T1, SENTINEL, True, 1, "source_load"),
-        ("P3", D[3], "Q", 30, 300, None, T3, SENTINEL, True, 1, "source_load"),
-    ],
+    "dim": [("P1", D[1], "N1", 10, 100, None, T1, T2, False, 1, "source_load"),
+            ("P1", D[1], "N1", 12, 100, 10, T2, T3, False, 2, "source_load"),
+            ("P1", D[1], "N1", 11, 100, 12, T3, SENTINEL, True, 3, "source_load"),
+            ("P2", D[2], "M1", 20, 200, None, T1, SENTINEL, True, 1, "source_load"),
+            ("P3", D[3], "Q", 30, 300, None, T3, SENTINEL, True, 1, "source_load")],
     "ft": [(1, "x", E[1], E[2] - MS, False, T1), (1, "y", E[2], E[4] - MS, False, T2), (1, "w", E[4], TMAX, True, T3),
            (2, "z", E[3], TMAX, True, T3)],
 }
-EVERYTHING = ["created_on", "current_program_name", "eligibility_threshold", "funding_cap"]
-AUDIT_AFTER_B = [
-    ("P1", "INSERT", EVERYTHING, T1, "source_load", "r1"),
-    ("P2", "INSERT", EVERYTHING, T1, "source_load", "r1"),
-    ("P1", "UPDATE", ["eligibility_threshold"], T2, "source_load", "rB"),
-    ("P2", "TYPE1_UPDATE", ["current_program_name"], T2, "source_load", "rB"),
-]
-AUDIT_AFTER_A = AUDIT_AFTER_B + [
-    ("P1", "UPDATE", ["eligibility_threshold"], T3, "source_load", "rA"),
-    ("P2", "TYPE1_UPDATE", ["current_program_name"], T3, "source_load", "rA"),
-    ("P3", "INSERT", EVERYTHING, T3, "source_load", "rA"),
-]
+AUDIT_AFTER_B_THEN_A = audit_after_b(T2) + [("P1", "UPDATE", ["eligibility_threshold"], T3, "source_load", "rA"),
+                                            ("P2", "TYPE1_UPDATE", ["current_program_name"], T3, "source_load", "rA"),
+                                            ("P3", "INSERT", EVERYTHING, T3, "source_load", "rA")]
 
 
-def variables(at: dt.datetime, run_id: str, load: int, hold: str = "") -> dict:
-    return {"load_timestamp": at.strftime("%Y-%m-%d %H:%M:%S"), "load_run_id": run_id, "load": load, "hold": hold}
+def spark_text(value):
+    """A value as Spark casts it to a string (how both sites' tables are compared)."""
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, dt.datetime):
+        text = value.strftime("%Y-%m-%d %H:%M:%S")
+        return text + (f".{value.microsecond:06d}".rstrip("0") if value.microsecond else "")
+    if isinstance(value, list):
+        return "[" + ", ".join(spark_text(item) for item in value) + "]"
+    return str(value)
 
 
-def write_sources(project, load: int) -> None:
-    for name, (_, ddl) in MODELS.items():
-        project.create_table(f"src_{name}_{load}", ddl, LOADS[name][load])
+def as_text(rows: list[tuple]) -> list[tuple]:
+    return [tuple(spark_text(value) for value in row) for row in rows]
 
 
-class HeldRun:
-    """Run A: `dbt run` through the Thrift server, one model at a time, its output read as it comes."""
-
-    def __init__(self, project, port: int, run_vars: dict) -> None:
-        env = dict(os.environ, HISTORIZE_THRIFT_HOST="127.0.0.1", HISTORIZE_THRIFT_PORT=str(port),
-                   HISTORIZE_SCHEMA=project.schema)
-        command = [str(Path(sys.executable).parent / "dbt"), "run", "--target", "thrift", "--threads", "1",
-                   "--project-dir", str(project.path), "--target-path", str(project.path / "target_thrift"),
-                   "--log-path", str(project.path / "logs_thrift"), "--vars", str(run_vars)]
-        self.process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        self.lines: queue.Queue[str] = queue.Queue()
-        self.output: list[str] = []
-        threading.Thread(target=lambda: [self.lines.put(line) for line in self.process.stdout], daemon=True).start()
-
-    def next_held_model(self, timeout: float = 120) -> str:
-        """The model A starts next, once its select is executing (a Spark job is active)."""
-        deadline = time.monotonic() + timeout
-        started = None
-        tracker = dbt.spark().sparkContext.statusTracker()
-        while started is None or not tracker.getActiveJobsIds():
-            assert time.monotonic() < deadline, f"run A never held:\n{''.join(self.output)}"
-            try:
-                line = self.lines.get(timeout=0.2)
-                self.output.append(line)
-                if match := re.search(r"START sql \w+ model \S+\.(\w+)", line):
-                    started = match.group(1)
-            except queue.Empty:
-                assert self.process.poll() is None or started, f"run A ended early:\n{''.join(self.output)}"
-        return started
-
-    def finish(self) -> str:
-        self.process.wait(timeout=300)
-        time.sleep(0.5)
-        while not self.lines.empty():
-            self.output.append(self.lines.get())
-        return "".join(self.output)
+def sql_literal(value) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, dt.datetime):
+        return f"timestamp'{value.isoformat(sep=' ')}'"
+    if isinstance(value, dt.date):
+        return f"date'{value.isoformat()}'"
+    if isinstance(value, str):
+        return "'" + value.replace("'", "\\'") + "'"
+    return str(value)
 
 
-def test_a_run_overtaken_by_another_fails_cleanly_for_every_materialization(project, thrift_port):
-    for name, (config, _) in MODELS.items():
+class Tables:
+    """The project's tables on the site the test runs on (SQL on the current target)."""
+
+    def __init__(self, schema: str) -> None:
+        self.schema = schema
+
+    def create(self, name: str, ddl: str, rows: list[tuple]) -> None:
+        demo.query(f"create or replace table {self.schema}.{name} ({ddl}) using delta")
+        values = ", ".join("(" + ", ".join(sql_literal(value) for value in row) + ")" for row in rows)
+        demo.query(f"insert into {self.schema}.{name} values {values}")
+
+    def rows(self, name: str, columns: str, order: str) -> list[tuple]:
+        shown = ", ".join(f"cast({column.strip()} as string)" for column in columns.split(","))
+        return [tuple(row) for row in demo.query(f"select {shown} from {self.schema}.{name} order by {order}")[1]]
+
+    def commits(self, name: str) -> int:
+        return len(demo.query(f"describe history {self.schema}.{name}")[1])
+
+    def versions(self, name: str) -> tuple[int, ...]:
+        """How many commits a model's table (and its audit table) has."""
+        audit = (self.commits(f"{name}_audit"),) if name.startswith("dim_") else ()
+        return (self.commits(name), *audit)
+
+    def audit(self, name: str) -> list[tuple]:
+        return self.rows(f"{name}_audit", AUDIT, "change_ts, program_id")
+
+
+def expected(kind: str, race: str) -> dict:
+    """The table (and audit table) once B has loaded, and once A has been rerun after it."""
+    ft_later = AFTER_B_THEN_A["ft"][:1] + [(1, "y", E[2], E[4] - MS, False, T4)] + AFTER_B_THEN_A["ft"][2:]
+    return {
+        "earlier": {"after_b": after_b(kind, T2), "audit_after_b": audit_after_b(T2),
+                    "after_rerun": AFTER_B_THEN_A[kind], "audit_after_rerun": AUDIT_AFTER_B_THEN_A},
+        "later": {"after_b": after_b(kind, T4), "audit_after_b": audit_after_b(T4),
+                  "after_rerun": ft_later if kind == "ft" else after_b(kind, T4), "audit_after_rerun": audit_after_b(T4)},
+        "same": {"after_b": AFTER_A[kind], "audit_after_b": AUDIT_AFTER_A,
+                 "after_rerun": AFTER_A[kind], "audit_after_rerun": AUDIT_AFTER_A},
+    }[race]
+
+
+@pytest.fixture(params=["embedded", "cluster"])
+def site(request, project):
+    """Where the test runs: the Thrift server's port and the races run there. B and the
+    test's SQL go to the same place. On the cluster, one race per materialization."""
+    if request.param == "embedded":
+        yield request.getfixturevalue("thrift_port"), RACES
+        return
+    settings = request.getfixturevalue("running_cluster")
+    with on_cluster(settings, project.schema):
+        demo.query(f"create schema if not exists {project.schema}")
+        yield settings.thrift_port, ("earlier",)
+        demo.query(f"drop schema if exists {project.schema} cascade")
+
+
+def variables(load: tuple) -> dict:
+    at, run_id, rows = load
+    return {"load_timestamp": at.strftime("%Y-%m-%d %H:%M:%S"), "load_run_id": run_id, "load": rows}
+
+
+def start_run_a(project, port: int, hold_dir: Path, threads: int) -> subprocess.Popen:
+    """Run A through the Thrift server, every model at once, each held before its first write."""
+    env = dict(os.environ, HISTORIZE_THRIFT_HOST="127.0.0.1", HISTORIZE_THRIFT_PORT=str(port),
+               HISTORIZE_SCHEMA=project.schema, HISTORIZE_TARGET="thrift")
+    command = [sys.executable, str(HELD_RUN), str(hold_dir), "run", "--target", "thrift", "--threads", str(threads),
+               "--project-dir", str(project.path), "--target-path", str(project.path / "target_a"),
+               "--log-path", str(project.path / "logs_a"), "--vars", str(variables(A_LOAD))]
+    return subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+
+def wait_until_held(run_a: subprocess.Popen, hold_dir: Path, models: list[str], timeout: float = 300) -> None:
+    deadline = time.monotonic() + timeout
+    while {path.stem for path in hold_dir.glob("*.held")} != set(models):
+        if run_a.poll() is not None or time.monotonic() > deadline:
+            run_a.kill()
+            raise AssertionError(f"run A did not reach every hold:\n{run_a.communicate()[0]}")
+        time.sleep(0.2)
+
+
+def test_a_run_overtaken_by_another_fails_cleanly_for_every_materialization(project, site, tmp_path):
+    port, races = site
+    models = {f"{kind}_{race}": (kind, race) for kind in KINDS for race in races}
+    for name, (kind, _) in models.items():
         project.model(name, f"""
-            {{{{ config({config}) }}}}
-            select src.* from {{{{ target.schema }}}}.src_{name}_{{{{ var('load') }}}} as src {HOLD}
+            {{{{ config({KINDS[kind][0]}) }}}}
+            select src.* from {{{{ target.schema }}}}.src_{kind}_{{{{ var('load') }}}} as src
             """)
-    for load in range(3):
-        write_sources(project, load)
-    project.run("run", variables=variables(T1, "r1", 0))
-    versions = {name: project.commits(name) - 1 for name in MODELS}
+    tables = Tables(project.schema)
+    for kind, (_, ddl) in KINDS.items():
+        for load, rows in enumerate(LOADS[kind]):
+            tables.create(f"src_{kind}_{load}", ddl, rows)
+    project.run("run", variables=variables((T1, "r1", 0)))
+    read_versions = {name: tables.commits(name) - 1 for name in models}
 
-    release = f"historize.test.{project.schema}"
-    run_a = HeldRun(project, thrift_port, variables(T3, "rA", 2, hold=release))
-    for _ in MODELS:
-        held = run_a.next_held_model()
-        project.run("run", "--select", held, variables=variables(T2, "rB", 1))
-        assert run_a.process.poll() is None, "run A went on before run B ended"
-        dbt.spark()._jvm.java.lang.System.setProperty(f"{release}.{held}", "true")
-    output = run_a.finish()
+    hold_dir = tmp_path / "hold"
+    hold_dir.mkdir()
+    run_a = start_run_a(project, port, hold_dir, threads=len(models))
+    wait_until_held(run_a, hold_dir, list(models))
+    for race in races:
+        project.run("run", "--select", *(f"{kind}_{race}" for kind in KINDS), variables=variables(B_LOAD[race]))
+    # the race: every model of A read its table, then B wrote it, and A has not written yet
+    assert run_a.poll() is None, "run A went on before run B ended"
+    versions_after_b = {name: tables.versions(name) for name in models}
+    (hold_dir / "release").touch()
+    output = run_a.communicate(timeout=300)[0]
 
-    assert run_a.process.returncode == 1, output
-    for name in MODELS:
-        assert (f"{project.schema}.{name} was written by another run after version {versions[name]}, which this run "
-                f"read; nothing of this run was written to it. Rerun the model") in output, output
-        columns, order = SHOWN[name]
-        assert project.table(name, columns, order) == AFTER_B[name], name
-    assert project.table("dim_program_audit", AUDIT, "change_ts, program_id") == AUDIT_AFTER_B
+    assert run_a.returncode == 1, output
+    for name in models:
+        if name in REFUSES_OLDER:
+            # B's later load landed: A is refused as a rerun would be, not told to retry
+            assert (f"historize: model {name}: load_timestamp 2026-01-03 06:00:00.000000 is older than 2026-01-04 "
+                    f"06:00:00, the newest time already in {project.schema}.{name} (written by another run after "
+                    f"version {read_versions[name]}, which this run read); loads must come in time order. Nothing "
+                    f"was written") in output, output
+        else:
+            assert (f"historize: model {name}: {project.schema}.{name} was written by another run after version "
+                    f"{read_versions[name]}, which this run read; nothing of this run was written to it. Rerun the "
+                    f"model") in output, output
+    assert {name: tables.versions(name) for name in models} == versions_after_b, "run A wrote"
+    for name, (kind, race) in models.items():
+        assert tables.rows(name, *SHOWN[kind]) == as_text(expected(kind, race)["after_b"]), name
+        if kind == "dim":
+            assert tables.audit(name) == as_text(expected(kind, race)["audit_after_b"]), name
 
-    project.run("run", variables=variables(T3, "rA", 2))
-    for name in MODELS:
-        columns, order = SHOWN[name]
-        assert project.table(name, columns, order) == AFTER_B_THEN_A[name], name
-    assert project.table("dim_program_audit", AUDIT, "change_ts, program_id") == AUDIT_AFTER_A
+    # A rerun: after B's earlier load, it applies; after B's later one, it is refused
+    # again (the Fivetran batch is applied); after the same load, it changes nothing
+    versions_before_rerun = {name: tables.versions(name) for name in models}
+    rerun = project.run("run", variables=variables(A_LOAD), expect_success=not set(REFUSES_OLDER) & set(models))
+    for name in set(REFUSES_OLDER) & set(models):
+        assert (f"historize: model {name}: load_timestamp 2026-01-03 06:00:00.000000 is older than 2026-01-04 "
+                f"06:00:00, the newest time already in {project.schema}.{name}; loads must come in time order. "
+                f"Nothing was written") in dbt.failure_messages(rerun)
+    for name, (kind, race) in models.items():
+        assert tables.rows(name, *SHOWN[kind]) == as_text(expected(kind, race)["after_rerun"]), name
+        if kind == "dim":
+            assert tables.audit(name) == as_text(expected(kind, race)["audit_after_rerun"]), name
+        if race == "same" or name in REFUSES_OLDER:
+            assert tables.versions(name) == versions_before_rerun[name], name

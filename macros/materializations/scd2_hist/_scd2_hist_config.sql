@@ -24,6 +24,7 @@
   {%- do cfg.update({
       'partition_by': [cfg.valid_to] + historize._as_column_list('partition_by', model_partitions, required=false),
       'guard_scope': 'guarded.' ~ adapter.quote(cfg.valid_to) ~ ' is null',
+      'guard_newest': 'guarded.' ~ adapter.quote(cfg.valid_from),
   }) -%}
   {#- Written after the select's columns, in this order. -#}
   {%- do cfg.update({'technical_columns': [cfg.row_hash, cfg.valid_from, cfg.valid_to, cfg.state, cfg.load_run_id, cfg.loaded_at]}) -%}

@@ -36,7 +36,8 @@
       'audit_properties': {'delta.appendOnly': 'true', 'delta.columnMapping.mode': 'name'},
   }) -%}
   {#- Every load that writes closes, updates or inserts a current row. -#}
-  {%- do cfg.update({'guard_scope': 'guarded.' ~ adapter.quote(cfg.current_flag)}) -%}
+  {%- do cfg.update({'guard_scope': 'guarded.' ~ adapter.quote(cfg.current_flag),
+        'guard_newest': 'guarded.' ~ adapter.quote(cfg.valid_from)}) -%}
   {#- Written after the select's columns and the Type 3 columns, in this order. -#}
   {%- do cfg.update({'technical_columns': [cfg.valid_from, cfg.valid_to, cfg.current_flag, cfg.version,
         cfg.change_reason, cfg.hash]}) -%}

@@ -1,0 +1,42 @@
+"""Run A of the concurrency tests: a dbt command in a process of its own, each
+model held right before its first guarded write (the first statement whose
+source carries the concurrency guard), after every read the load makes.
+
+    python tests/held_run.py HOLD_DIR DBT_ARGUMENT...
+
+When a model reaches that statement, the file HOLD_DIR/<model>.held appears and
+the model waits, its statement not yet sent, until HOLD_DIR/release exists.
+Exits 0 when dbt succeeded, 1 when not."""
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+from dbt.cli.main import dbtRunner
+
+# The column of the guard's one-row relation (macros/common/concurrency.sql).
+GUARD_COLUMN = "_historize_unchanged"
+HOLD_LIMIT_SECONDS = 300
+
+
+def main(hold_dir: Path, arguments: list[str]) -> int:
+    held: set[str] = set()
+
+    def hold(event) -> None:
+        if event.info.name != "SQLQuery" or GUARD_COLUMN not in event.data.sql:
+            return
+        model = event.data.node_info.unique_id.rsplit(".", 1)[-1]
+        if model in held:
+            return
+        held.add(model)
+        (hold_dir / f"{model}.held").touch()
+        deadline = time.monotonic() + HOLD_LIMIT_SECONDS
+        while not (hold_dir / "release").exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+
+    return 0 if dbtRunner(callbacks=[hold]).invoke(arguments).success else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(Path(sys.argv[1]), sys.argv[2:]))
