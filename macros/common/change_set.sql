@@ -54,7 +54,7 @@
   {%- set conflict = "_historize_action in ('changed', 'deleted') and " ~ started_column ~ " = " ~ at -%}
   {%- set key_text = [] -%}
   {%- for index in range(key_count) -%}
-    {%- do key_text.append('cast(' ~ adapter.quote('_historize_key_' ~ index) ~ ' as string)') -%}
+    {%- do key_text.append('cast(' ~ historize._quote('_historize_key_' ~ index) ~ ' as string)') -%}
   {%- endfor -%}
             coalesce(sum(case when {{ conflict }} then 1 else 0 end), 0) as conflicts,
             concat_ws('; ', slice(collect_list(case when {{ conflict }}

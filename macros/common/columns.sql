@@ -1,7 +1,15 @@
 {#- Column naming helpers shared by the materializations. -#}
 
+{#- A name as a Spark identifier: between backticks, a backtick in it doubled,
+    so that any column name the select can hold (spaces, quotes, backticks,
+    keywords) stays one identifier. -#}
+{% macro _quote(name) %}
+  {{- return('`' ~ (name | string) | replace('`', '``') ~ '`') -}}
+{% endmacro %}
+
+
 {% macro _qualified(name, relation_alias=none) %}
-  {{- return((relation_alias ~ '.' if relation_alias else '') ~ adapter.quote(name)) -}}
+  {{- return((relation_alias ~ '.' if relation_alias else '') ~ historize._quote(name)) -}}
 {% endmacro %}
 
 
@@ -46,7 +54,7 @@
   {%- set parts = [] -%}
   {%- for name in keys -%}
     {%- do parts.append('coalesce(' ~ historize._qualified(name, source_alias) ~ ', ' ~ historize._qualified(name, table_alias)
-        ~ ') as ' ~ adapter.quote('_historize_key_' ~ loop.index0)) -%}
+        ~ ') as ' ~ historize._quote('_historize_key_' ~ loop.index0)) -%}
   {%- endfor -%}
   {{- return(parts | join(',\n        ')) -}}
 {% endmacro %}

@@ -10,6 +10,9 @@
       guard_scope       the rows every write touches, a predicate on alias
                         `guarded` (the concurrency guard reads only those;
                         none: all rows), set by the materialization
+      hash_column       the column holding each version's hash of its attributes,
+                        recomputed after a schema change that alters them (none:
+                        the table keeps no hash), set by the materialization
       guard_newest      the column of those rows holding when they began, for
                         materializations that refuse older loads (none: no
                         such rule): the guard's error is then the refusal
@@ -28,15 +31,28 @@
   {%- for name, value in (extra_properties if extra_properties is mapping else {}).items() -%}
     {%- do properties.update({historize._property_name(name): value | string}) -%}
   {%- endfor -%}
+  {#- The vars every load writes with, checked before anything runs. -#}
+  {%- if execute -%}
+    {%- do historize.load_timestamp() -%}
+    {%- do historize.load_run_id() -%}
+  {%- endif -%}
+  {%- set unique_key = historize._as_column_list('unique_key', historize._read_option('unique_key')) -%}
+  {#- The table records its key as one property, the names joined by commas. -#}
+  {%- for name in unique_key if ',' in name and execute -%}
+    {{ exceptions.raise_compiler_error("historize: model " ~ model.name ~ ": unique_key column '" ~ name
+        ~ "' holds a comma, which the table property historize.unique_key (the key's columns, separated by "
+        ~ "commas) cannot record; rename the column in the select") }}
+  {%- endfor -%}
   {{ return({
       'kind': kind,
       'model_name': model.name,
-      'unique_key': historize._as_column_list('unique_key', historize._read_option('unique_key')),
+      'unique_key': unique_key,
       'former_names': historize._as_name_list('former_names', historize._read_option('former_names', [])),
       'tblproperties': properties,
       'version_key': (model.name ~ '_key') | lower,
       'guard_scope': none,
       'guard_newest': none,
+      'hash_column': none,
       'partition_by': none,
   }) }}
 {% endmacro %}

@@ -69,13 +69,13 @@
   {%- endif -%}
   {%- set interval = interval or defaults.interval -%}
   {{ historize._assert_one_of('interval', interval, ['half_open', 'closed']) }}
-  {%- set open_sql = open_when or defaults.open_when or (q ~ adapter.quote(valid_to or 'valid_to') ~ ' is null') -%}
+  {%- set open_sql = open_when or defaults.open_when or (q ~ historize._quote(valid_to or 'valid_to') ~ ' is null') -%}
   {{ return({
       'unique_key': keys,
       'valid_from': valid_from or 'valid_from',
       'valid_to': valid_to or 'valid_to',
       'open_sql': open_sql,
-      'end_sql': 'case when ' ~ open_sql ~ ' then null else ' ~ q ~ adapter.quote(valid_to or 'valid_to') ~ ' end',
+      'end_sql': 'case when ' ~ open_sql ~ ' then null else ' ~ q ~ historize._quote(valid_to or 'valid_to') ~ ' end',
       'interval': interval,
       'step': step or ('interval 1 millisecond' if interval == 'closed' else 'interval 0 seconds'),
       'deleted_sql': deleted_when or defaults.deleted_when,
@@ -145,25 +145,25 @@
     after it: what loads since then wrote or closed. -#}
 {% macro _history_versions_sql(relation, conv, since=none) %}
   {%- set keys = conv.unique_key -%}
-  {%- set by_key = 'partition by ' ~ historize._column_list(keys, 'v') ~ ' order by v.' ~ adapter.quote(conv.valid_from) -%}
+  {%- set by_key = 'partition by ' ~ historize._column_list(keys, 'v') ~ ' order by v.' ~ historize._quote(conv.valid_from) -%}
     with ordered_versions as (
         select
             v.*,
-            v.{{ adapter.quote(conv.valid_from) }} as _historize_valid_from,
+            v.{{ historize._quote(conv.valid_from) }} as _historize_valid_from,
             {{ conv.end_sql }} as _historize_valid_to,
             coalesce({{ conv.open_sql }}, false) as _historize_is_open,
-            lead(v.{{ adapter.quote(conv.valid_from) }}) over ({{ by_key }}) as _historize_next_from,
+            lead(v.{{ historize._quote(conv.valid_from) }}) over ({{ by_key }}) as _historize_next_from,
             lag({{ conv.end_sql }}) over ({{ by_key }}) as _historize_prev_to,
-            lag(v.{{ adapter.quote(conv.valid_from) }}) over ({{ by_key }}) as _historize_prev_from,
+            lag(v.{{ historize._quote(conv.valid_from) }}) over ({{ by_key }}) as _historize_prev_from,
             row_number() over ({{ by_key }}) as _historize_position,
             {%- if conv.version_column %}
-            lag(v.{{ adapter.quote(conv.version_column) }}) over ({{ by_key }}) as _historize_prev_version,
+            lag(v.{{ historize._quote(conv.version_column) }}) over ({{ by_key }}) as _historize_prev_version,
             {%- endif %}
             row_number() over ({{ by_key }} desc) = 1 as _historize_is_latest
         from {{ relation }} as v
         {%- if since %}
         where {{ conv.open_sql }}
-            or v.{{ adapter.quote(conv.valid_to) }} >= timestamp'{{ historize._timestamp_text('since', since) }}'
+            or v.{{ historize._quote(conv.valid_to) }} >= timestamp'{{ historize._timestamp_text("argument 'since'", since) }}'
         {%- endif %}
     )
 

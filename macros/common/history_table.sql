@@ -81,7 +81,7 @@
 {% macro _properties_clause(properties) %}
     tblproperties (
     {%- for name, value in properties.items() %}
-        '{{ name }}' = {{ historize._string_literal(value) }}{{ ',' if not loop.last }}
+        {{ historize._string_literal(name) }} = {{ historize._string_literal(value) }}{{ ',' if not loop.last }}
     {%- endfor %}
     )
 {% endmacro %}
@@ -98,7 +98,7 @@
     create table {{ relation }}
     {%- if columns %} (
         {%- for name, type in columns %}
-        {{ adapter.quote(name) }} {{ type }}{{ ',' if not loop.last }}
+        {{ historize._quote(name) }} {{ type }}{{ ',' if not loop.last }}
         {%- endfor %}
     )
     {%- endif %}
@@ -163,10 +163,13 @@
     select) runs before the first DDL, so that bad input leaves the table as
     it was. Returns {'plan': the schema plan, 'checked': whether check ran}. -#}
 {% macro _sync_history_table(cfg, found, target, state, select_columns, managed, before, check) %}
+  {#- The version key column is named after the table. It follows a rename
+      from any former name, this run's or one a run killed after renaming the
+      table made. -#}
   {%- set managed_renames = [] -%}
-  {%- if found.former is not none -%}
-    {%- do managed_renames.append(((found.former.identifier ~ '_key') | lower, cfg.version_key)) -%}
-  {%- endif -%}
+  {%- for former in cfg.former_names -%}
+    {%- do managed_renames.append(((former ~ '_key') | lower, cfg.version_key)) -%}
+  {%- endfor -%}
   {%- set plan = historize._schema_sync_plan(cfg, found.relation, state, select_columns, managed, managed_renames) -%}
   {%- set layout = historize._history_properties(cfg).get('historize.partitioned_by') -%}
   {%- set relayout = layout is not none and state.properties.get('historize.partitioned_by') != layout -%}

@@ -18,7 +18,8 @@
     {%- set name = (column if column is string else column.name) | lower -%}
     {%- set dtype = none if column is string else column.dtype -%}
     {%- set value = historize._value_as_text(historize._qualified(name, relation_alias), dtype) -%}
-    {%- do tokens.append("concat('" ~ (name | length) ~ ":" ~ name ~ "', cast(length(" ~ value ~ ") as string), ':', " ~ value ~ ")") -%}
+    {%- set label = historize._string_literal((name | length) ~ ':' ~ name) -%}
+    {%- do tokens.append("concat(" ~ label ~ ", cast(length(" ~ value ~ ") as string), ':', " ~ value ~ ")") -%}
   {%- endfor -%}
   {{- return("sha2(concat_ws(''" ~ (", " if tokens else "") ~ tokens | join(", ") ~ "), 256)") -}}
 {% endmacro %}

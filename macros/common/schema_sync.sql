@@ -121,7 +121,10 @@
         ~ " in line with the select: " ~ plan.errors | join('; ') ~ ". Nothing was written") }}
   {%- endif -%}
   {%- do plan.update({'changed': (plan.renamed or plan.added or plan.retired or plan.reactivated or plan.widened) | length > 0,
-                      'rehash': (plan.renamed | length > managed_count or plan.retired or plan.reactivated or plan.widened),
+                      'rehash': cfg.hash_column is not none and (plan.renamed | length > managed_count or plan.retired
+                                 or plan.reactivated or plan.widened or historize._rehash_mark() in state.properties),
+                      'rehash_marked': historize._rehash_mark() in state.properties,
+                      'widening_enabled': state.properties.get('delta.enableTypeWidening') == 'true',
                       'table_order': table_order}) -%}
   {{ return(plan) }}
 {% endmacro %}
@@ -136,29 +139,35 @@
   {%- set renamed_to = {} -%}
   {%- for old, new in plan.renamed -%}{%- do renamed_to.update({old: new}) -%}{%- endfor -%}
   {%- set anchors = [renamed_to.get(previous, previous)] + plan.added | map(attribute=0) | list -%}
-  {%- if plan.widened -%}
-    {%- call statement('enable_type_widening') -%}
-      alter table {{ target }} set tblproperties ('delta.enableTypeWidening' = 'true')
+  {#- First, in one commit: type widening enabled, and the mark that the
+      stored hashes are due (cleared by _rehash_after_schema_change), so that
+      a run killed anywhere between here and the rehash leaves it. -#}
+  {%- set first = {} -%}
+  {%- if plan.widened and not plan.widening_enabled -%}{%- do first.update({'delta.enableTypeWidening': 'true'}) -%}{%- endif -%}
+  {%- if plan.rehash and not plan.rehash_marked -%}{%- do first.update({historize._rehash_mark(): at}) -%}{%- endif -%}
+  {%- if first -%}
+    {%- call statement('schema_change_properties') -%}
+      alter table {{ target }} set {{ historize._properties_clause(first) }}
     {%- endcall -%}
   {%- endif -%}
   {%- for old, new in plan.renamed -%}
     {%- call statement('rename_' ~ old) -%}
-      alter table {{ target }} rename column {{ adapter.quote(old) }} to {{ adapter.quote(new) }}
+      alter table {{ target }} rename column {{ historize._quote(old) }} to {{ historize._quote(new) }}
     {%- endcall -%}
   {%- endfor -%}
   {%- for name, old_type, new_type in plan.widened -%}
     {%- call statement('widen_' ~ name) -%}
-      alter table {{ target }} alter column {{ adapter.quote(name) }} type {{ new_type }}
+      alter table {{ target }} alter column {{ historize._quote(name) }} type {{ new_type }}
     {%- endcall -%}
   {%- endfor -%}
   {%- for name, type in plan.added -%}
     {%- call statement('add_' ~ name) -%}
-      alter table {{ target }} add columns ({{ adapter.quote(name) }} {{ type }} after {{ adapter.quote(anchors[loop.index0]) }})
+      alter table {{ target }} add columns ({{ historize._quote(name) }} {{ type }} after {{ historize._quote(anchors[loop.index0]) }})
     {%- endcall -%}
   {%- endfor -%}
   {%- for name in plan.retired -%}
     {%- call statement('retire_' ~ name) -%}
-      alter table {{ target }} alter column {{ adapter.quote(name) }}
+      alter table {{ target }} alter column {{ historize._quote(name) }}
         comment {{ historize._string_literal('retired at ' ~ at ~ ': no longer in the select of ' ~ cfg.model_name ~ '; NULL in versions loaded since') }}
     {%- endcall -%}
     {%- call statement('retire_property_' ~ name) -%}
@@ -167,7 +176,7 @@
   {%- endfor -%}
   {%- for name in plan.reactivated -%}
     {%- call statement('reactivate_' ~ name) -%}
-      alter table {{ target }} alter column {{ adapter.quote(name) }}
+      alter table {{ target }} alter column {{ historize._quote(name) }}
         comment {{ historize._string_literal((model.columns.get(name) or {}).get('description') or '') }}
     {%- endcall -%}
     {%- call statement('reactivate_property_' ~ name) -%}
@@ -180,5 +189,30 @@
         ~ "; retired " ~ (plan.retired | join(', ') or 'none')
         ~ "; reactivated " ~ (plan.reactivated | join(', ') or 'none')
         ~ "; widened " ~ (plan.widened | map(attribute=0) | join(', ') or 'none'), info=true) }}
+  {%- endif -%}
+{% endmacro %}
+
+
+{#- The table property that says the stored hashes of the current versions
+    are due to be recomputed after a schema change. -#}
+{% macro _rehash_mark() %}
+  {{- return('historize.rehash_pending') -}}
+{% endmacro %}
+
+
+{#- After a schema change that alters the hashed columns: `update_sql`
+    recomputes the current versions' stored hashes (none: the select gives its
+    own), then the table's mark that they were due is cleared. A run killed
+    before this leaves the mark, and its rerun rehashes. -#}
+{% macro _rehash_after_schema_change(plan, target, update_sql=none) %}
+  {%- if plan.rehash -%}
+    {%- if update_sql -%}
+      {%- call statement('rehash') -%}
+        {{ update_sql }}
+      {%- endcall -%}
+    {%- endif -%}
+    {%- call statement('rehash_done') -%}
+      alter table {{ target }} unset tblproperties if exists ({{ historize._string_literal(historize._rehash_mark()) }})
+    {%- endcall -%}
   {%- endif -%}
 {% endmacro %}

@@ -10,8 +10,8 @@
 {% macro _split_merge_source(changes, key_count, roles_sql, guard) %}
         select
             {%- for index in range(key_count) %}
-            case when roles._historize_role = 'update' then chg.{{ adapter.quote('_historize_key_' ~ index) }} end
-                as {{ adapter.quote('_historize_merge_key_' ~ index) }},
+            case when roles._historize_role = 'update' then chg.{{ historize._quote('_historize_key_' ~ index) }} end
+                as {{ historize._quote('_historize_merge_key_' ~ index) }},
             {%- endfor %}
             chg.*,
             roles._historize_role

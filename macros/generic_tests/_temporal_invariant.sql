@@ -66,15 +66,15 @@
         select
             {{ key_targets }},
             _historize_valid_from as valid_from,
-            {{ adapter.quote(conv.version_column or 'version') }} as version,
+            {{ historize._quote(conv.version_column or 'version') }} as version,
             _historize_position as expected_version,
             'version out of sequence' as violation
         from versions
         {%- if since %}
         where _historize_prev_version is not null
-            and {{ adapter.quote(conv.version_column or 'version') }} is distinct from _historize_prev_version + 1
+            and {{ historize._quote(conv.version_column or 'version') }} is distinct from _historize_prev_version + 1
         {%- else %}
-        where {{ adapter.quote(conv.version_column or 'version') }} is distinct from _historize_position
+        where {{ historize._quote(conv.version_column or 'version') }} is distinct from _historize_position
         {%- endif %}
     {%- endif %}
     )

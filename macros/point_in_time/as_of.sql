@@ -14,6 +14,6 @@
         open_when=open_when, interval=interval, needs_key=false) -%}
     select v.*
     from {{ relation }} as v
-    where v.{{ adapter.quote(conv.valid_from) }} <= {{ at }}
-        and ({{ conv.open_sql }} or {{ at }} {{ '<' if conv.interval == 'half_open' else '<=' }} v.{{ adapter.quote(conv.valid_to) }})
+    where v.{{ historize._quote(conv.valid_from) }} <= {{ at }}
+        and ({{ conv.open_sql }} or {{ at }} {{ '<' if conv.interval == 'half_open' else '<=' }} v.{{ historize._quote(conv.valid_to) }})
 {% endmacro %}

@@ -22,11 +22,11 @@
   {%- endif -%}
     select
         f.*{% for column in added %},
-        v.{{ adapter.quote(column) }} as {{ adapter.quote(prefix ~ column) }}
+        v.{{ historize._quote(column) }} as {{ historize._quote(prefix ~ column) }}
         {%- endfor %}
     from {{ facts }} as f
     left join {{ history }} as v
         on {{ historize._key_join(fact_keys, 'f', 'v', conv.unique_key) }}
-        and f.{{ adapter.quote(event_time) }} >= v.{{ adapter.quote(conv.valid_from) }}
-        and ({{ conv.open_sql }} or f.{{ adapter.quote(event_time) }} {{ '<' if conv.interval == 'half_open' else '<=' }} v.{{ adapter.quote(conv.valid_to) }})
+        and f.{{ historize._quote(event_time) }} >= v.{{ historize._quote(conv.valid_from) }}
+        and ({{ conv.open_sql }} or f.{{ historize._quote(event_time) }} {{ '<' if conv.interval == 'half_open' else '<=' }} v.{{ historize._quote(conv.valid_to) }})
 {% endmacro %}

@@ -122,4 +122,4 @@ def test_since_checks_only_the_versions_written_since_that_load(project):
 
     # A bad `since` is named.
     project.write("models/sources.yml", "\n".join(lines).replace("2026-01-03 00:00:00", "yesterday") + "\n")
-    assert "since is 'yesterday'" in project.fail("test")
+    assert "argument 'since' is 'yesterday'" in project.fail("test")

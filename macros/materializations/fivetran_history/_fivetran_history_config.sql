@@ -62,7 +62,7 @@
 
 {#- Fails on an operation other than upsert, update or delete, naming them. -#}
 {% macro _fivetran_history_assert_operations(cfg, source) %}
-  {%- set op = adapter.quote(cfg.op_column) -%}
+  {%- set op = historize._quote(cfg.op_column) -%}
   {%- set query -%}
     select
         cast({{ op }} as string) as op,

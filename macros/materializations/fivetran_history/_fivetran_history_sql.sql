@@ -12,7 +12,7 @@
     differ), deleted (a version the batch replaces: a re-delivered event at
     another time), unchanged (left out). -#}
 {% macro _fivetran_history_changes_sql(cfg, target, source, columns) %}
-  {%- set keys, data_columns, q = cfg.unique_key, columns.data, adapter.quote -%}
+  {%- set keys, data_columns, q = cfg.unique_key, columns.data, historize._quote -%}
     with
     {{ historize._fivetran_history_batch_ctes(cfg, target, source, columns) }},
     {{ historize._fivetran_history_walk_ctes(cfg, columns) }},
@@ -53,7 +53,7 @@
     table for its keys: `existing`, and `base`, the latest one left once the
     versions from the key's earliest event on are set aside. -#}
 {% macro _fivetran_history_batch_ctes(cfg, target, source, columns) %}
-  {%- set keys, data_columns, q = cfg.unique_key, columns.data, adapter.quote -%}
+  {%- set keys, data_columns, q = cfg.unique_key, columns.data, historize._quote -%}
     batch as (
         select
             {%- for name in keys %}
@@ -112,7 +112,7 @@
 {#- The events that apply, walked per key in time order, with the latest value
     given for each column so far. -#}
 {% macro _fivetran_history_walk_ctes(cfg, columns) %}
-  {%- set keys, data_columns, q = cfg.unique_key, columns.data, adapter.quote -%}
+  {%- set keys, data_columns, q = cfg.unique_key, columns.data, historize._quote -%}
   {%- set by_key = 'partition by ' ~ historize._column_list(keys) ~ ' order by _historize_event_at' -%}
     -- a delete before the base version began has nothing to close
     events as (
@@ -173,7 +173,7 @@
 {#- The versions the walk wants (`wanted`), and the versions already in the
     table it may change (`affected`). -#}
 {% macro _fivetran_history_versions_ctes(cfg, columns) %}
-  {%- set keys, data_columns, q = cfg.unique_key, columns.data, adapter.quote -%}
+  {%- set keys, data_columns, q = cfg.unique_key, columns.data, historize._quote -%}
     new_versions as (
         select
             {{ historize._select_list(keys, 'walked') }},
@@ -261,11 +261,11 @@
         where {{ guard.predicate }}
     ) as chg
     on {{ historize._key_join(keys, 'hist', 'chg') }}
-        and hist.{{ adapter.quote(cfg.valid_from) }} = chg.{{ adapter.quote(cfg.valid_from) }}
+        and hist.{{ historize._quote(cfg.valid_from) }} = chg.{{ historize._quote(cfg.valid_from) }}
     when matched and chg._historize_action = 'deleted' then delete
     when matched and chg._historize_action = 'changed' then update set
         {%- for name in written %}
-        {{ adapter.quote(name) }} = chg.{{ adapter.quote(name) }}{{ ',' if not loop.last }}
+        {{ historize._quote(name) }} = chg.{{ historize._quote(name) }}{{ ',' if not loop.last }}
         {%- endfor %}
     when not matched and chg._historize_action = 'new' then insert (
         {{ historize._column_list(historize._fivetran_history_table_columns(cfg, data_columns)) }}

@@ -15,6 +15,7 @@
       'state': 'version_state',
       'load_run_id': 'load_run_id',
       'loaded_at': 'loaded_at',
+      'hash_column': 'row_hash',
   }) -%}
   {#- Open versions apart from closed ones: a load reads and rewrites only the
       open partition (version_ended_at NULL) and adds the partition of its own
@@ -23,8 +24,8 @@
   {%- set model_partitions = config.get('partition_by') or [] -%}
   {%- do cfg.update({
       'partition_by': [cfg.valid_to] + historize._as_column_list('partition_by', model_partitions, required=false),
-      'guard_scope': 'guarded.' ~ adapter.quote(cfg.valid_to) ~ ' is null',
-      'guard_newest': 'guarded.' ~ adapter.quote(cfg.valid_from),
+      'guard_scope': 'guarded.' ~ historize._quote(cfg.valid_to) ~ ' is null',
+      'guard_newest': 'guarded.' ~ historize._quote(cfg.valid_from),
   }) -%}
   {#- Written after the select's columns, in this order. -#}
   {%- do cfg.update({'technical_columns': [cfg.row_hash, cfg.valid_from, cfg.valid_to, cfg.state, cfg.load_run_id, cfg.loaded_at]}) -%}

@@ -15,12 +15,12 @@
       newest end or the newest start of an open version: partition values and
       the open partition, not the history. -#}
   {%- set newest -%}
-            select greatest(max(open_versions.started_at), max(hist.{{ adapter.quote(cfg.valid_to) }})) as newest_timestamp
+            select greatest(max(open_versions.started_at), max(hist.{{ historize._quote(cfg.valid_to) }})) as newest_timestamp
             from {{ target }} as hist
             cross join (
-                select max(hist_open.{{ adapter.quote(cfg.valid_from) }}) as started_at
+                select max(hist_open.{{ historize._quote(cfg.valid_from) }}) as started_at
                 from {{ target }} as hist_open
-                where hist_open.{{ adapter.quote(cfg.valid_to) }} is null
+                where hist_open.{{ historize._quote(cfg.valid_to) }} is null
             ) as open_versions
   {%- endset -%}
   {{ historize._plan_with_newest_instant(counted, newest) }}

@@ -5,7 +5,7 @@
 {% macro _scd2_hist_source_sql(cfg, select_sql, attribute_columns, has_row_hash) %}
     select
         src.*{% if not has_row_hash %},
-        {{ historize.row_hash(attribute_columns, 'src') }} as {{ adapter.quote(cfg.row_hash) }}{% endif %}
+        {{ historize.row_hash(attribute_columns, 'src') }} as {{ historize._quote(cfg.row_hash) }}{% endif %}
     from (
         {{ select_sql }}
     ) as src
@@ -41,7 +41,7 @@
     select
     {%- set names = historize._scd2_hist_table_columns(cfg, business_columns) %}
     {%- for value in historize._scd2_hist_new_version_values(cfg, business_columns, 'src', "'new'") %}
-        {{ value }} as {{ adapter.quote(names[loop.index0]) }}{{ ',' if not loop.last }}
+        {{ value }} as {{ historize._quote(names[loop.index0]) }}{{ ',' if not loop.last }}
     {%- endfor %}
     from {{ source }} as src
 {% endmacro %}
@@ -73,14 +73,14 @@
         select
             {{ historize._select_list(keys + [cfg.row_hash, cfg.valid_from]) }}
         from {{ target }}
-        where {{ adapter.quote(cfg.valid_to) }} is null
+        where {{ historize._quote(cfg.valid_to) }} is null
     ),
 
     closed_as_changed_by_this_load as (
         {{ historize._select_distinct(keys) }}
         from {{ target }}
-        where {{ adapter.quote(cfg.valid_to) }} = {{ historize.load_timestamp_sql() }}
-            and {{ adapter.quote(cfg.state) }} = 'changed'
+        where {{ historize._quote(cfg.valid_to) }} = {{ historize.load_timestamp_sql() }}
+            and {{ historize._quote(cfg.state) }} = 'changed'
     ),
 
     classified as (
@@ -134,10 +134,10 @@
 
 
 {% macro _scd2_hist_close_assignments(cfg, state) %}
-        {{ adapter.quote(cfg.valid_to) }} = {{ historize.load_timestamp_sql() }},
-        {{ adapter.quote(cfg.state) }} = '{{ state }}',
-        {{ adapter.quote(cfg.load_run_id) }} = {{ historize.load_run_id_sql() }},
-        {{ adapter.quote(cfg.loaded_at) }} = {{ historize._loaded_at_sql() }}
+        {{ historize._quote(cfg.valid_to) }} = {{ historize.load_timestamp_sql() }},
+        {{ historize._quote(cfg.state) }} = '{{ state }}',
+        {{ historize._quote(cfg.load_run_id) }} = {{ historize.load_run_id_sql() }},
+        {{ historize._quote(cfg.loaded_at) }} = {{ historize._loaded_at_sql() }}
 {% endmacro %}
 
 
@@ -183,6 +183,6 @@
     change alone opens no version. -#}
 {% macro _scd2_hist_rehash_sql(cfg, target, attribute_columns) %}
     update {{ target }}
-    set {{ adapter.quote(cfg.row_hash) }} = {{ historize.row_hash(attribute_columns) }}
-    where {{ adapter.quote(cfg.valid_to) }} is null
+    set {{ historize._quote(cfg.row_hash) }} = {{ historize.row_hash(attribute_columns) }}
+    where {{ historize._quote(cfg.valid_to) }} is null
 {% endmacro %}

@@ -33,11 +33,8 @@
     {%- set synced = historize._sync_history_table(cfg, found, target_relation, state,
           historize._columns_named(select_columns, columns.business), [cfg.version_key] + cfg.technical_columns,
           cfg.row_hash, {'builder': historize._assert_unique_key, 'args': [source_view, cfg.unique_key, cfg.model_name]}) -%}
-    {%- if synced.plan.rehash and not columns.has_row_hash -%}
-      {%- call statement('rehash_open_versions') -%}
-        {{ historize._scd2_hist_rehash_sql(cfg, target_relation, columns.attributes) }}
-      {%- endcall -%}
-    {%- endif -%}
+    {{ historize._rehash_after_schema_change(synced.plan, target_relation,
+        none if columns.has_row_hash else historize._scd2_hist_rehash_sql(cfg, target_relation, columns.attributes)) }}
 
     {#- Every write fails if another run writes the table after this read. -#}
     {%- set read = historize._read_version(target_relation, cfg.guard_scope) -%}

@@ -32,12 +32,13 @@
       'version': 'version',
       'change_reason': 'change_reason',
       'hash': '_hash',
+      'hash_column': '_hash',
       'open_end_sql': "timestamp'9999-12-31 23:59:59+00:00'",
       'audit_properties': {'delta.appendOnly': 'true', 'delta.columnMapping.mode': 'name'},
   }) -%}
   {#- Every load that writes closes, updates or inserts a current row. -#}
-  {%- do cfg.update({'guard_scope': 'guarded.' ~ adapter.quote(cfg.current_flag),
-        'guard_newest': 'guarded.' ~ adapter.quote(cfg.valid_from)}) -%}
+  {%- do cfg.update({'guard_scope': 'guarded.' ~ historize._quote(cfg.current_flag),
+        'guard_newest': 'guarded.' ~ historize._quote(cfg.valid_from)}) -%}
   {#- Written after the select's columns and the Type 3 columns, in this order. -#}
   {%- do cfg.update({'technical_columns': [cfg.valid_from, cfg.valid_to, cfg.current_flag, cfg.version,
         cfg.change_reason, cfg.hash]}) -%}

@@ -34,7 +34,7 @@
 {#- named_struct of the attribute columns, for min_by/max_by over versions. -#}
 {% macro _scd_type6_attributes_struct(attributes) %}
   {%- set parts = [] -%}
-  {%- for name in attributes -%}{%- do parts.append("'" ~ name ~ "', " ~ adapter.quote(name)) -%}{%- endfor -%}
+  {%- for name in attributes -%}{%- do parts.append(historize._string_literal(name) ~ ", " ~ historize._quote(name)) -%}{%- endfor -%}
   {{- return('named_struct(' ~ parts | join(', ') ~ ')') -}}
 {% endmacro %}
 
@@ -46,8 +46,8 @@
       _historize_type1_changed   a Type 1 column differs from the key's latest version -#}
 {% macro _scd_type6_changes_sql(cfg, target, source, columns) %}
   {%- set keys = cfg.unique_key -%}
-  {%- set first_key = adapter.quote(keys[0]) -%}
-  {%- set q = adapter.quote -%}
+  {%- set first_key = historize._quote(keys[0]) -%}
+  {%- set q = historize._quote -%}
     with src as (
         select
             src.*,
@@ -121,8 +121,8 @@
   {%- set newest -%}
             select
                 greatest(
-                    max(hist.{{ adapter.quote(cfg.valid_from) }}),
-                    max(case when not hist.{{ adapter.quote(cfg.current_flag) }} then hist.{{ adapter.quote(cfg.valid_to) }} end)
+                    max(hist.{{ historize._quote(cfg.valid_from) }}),
+                    max(case when not hist.{{ historize._quote(cfg.current_flag) }} then hist.{{ historize._quote(cfg.valid_to) }} end)
                 ) as newest_timestamp
             from {{ target }} as hist
   {%- endset -%}
@@ -134,7 +134,7 @@
     closes its current row, sets Type 1 values on all its rows and marks a
     delete; its `insert` row adds the new version. -#}
 {% macro _scd_type6_merge_sql(cfg, target, changes, columns, guard=historize._no_guard()) %}
-  {%- set q = adapter.quote -%}
+  {%- set q = historize._quote -%}
   {%- set at = historize.load_timestamp_sql() -%}
   {%- set closes = "hist." ~ q(cfg.current_flag) ~ " and chg._historize_action in ('changed', 'deleted')" -%}
   {%- set roles -%}
@@ -178,7 +178,7 @@
 {#- One audit row per key changed by this load; the MERGE inserts only rows
     not there yet, so a rerun of the load writes none. -#}
 {% macro _scd_type6_audit_merge_sql(cfg, audit, changes, columns, guard=historize._no_guard()) %}
-  {%- set q = adapter.quote -%}
+  {%- set q = historize._quote -%}
   {%- set attributes = columns.attributes -%}
   {%- set tracked = cfg.type1 + (attributes | reject('in', cfg.type0 + cfg.type1) | list) -%}
     merge into {{ audit }} as audit
@@ -212,8 +212,8 @@
                 end as change_type,
                 case
                     when chg._historize_action = 'deleted' then cast(array() as array<string>)
-                    when chg._historize_action = 'new' and not chg._historize_has_history then array({% for name in attributes %}'{{ name }}'{{ ', ' if not loop.last }}{% endfor %})
-                    else filter(array({% for name in tracked %}case when not (chg.{{ q(name) }} <=> chg._historize_latest.{{ q(name) }}) then '{{ name }}' end{{ ', ' if not loop.last }}{% endfor %}), c -> c is not null)
+                    when chg._historize_action = 'new' and not chg._historize_has_history then array({% for name in attributes %}{{ historize._string_literal(name) }}{{ ', ' if not loop.last }}{% endfor %})
+                    else filter(array({% for name in tracked %}case when not (chg.{{ q(name) }} <=> chg._historize_latest.{{ q(name) }}) then {{ historize._string_literal(name) }} end{{ ', ' if not loop.last }}{% endfor %}), c -> c is not null)
                 end as changed_columns
             from {{ changes }} as chg
         ) as classified
@@ -230,8 +230,8 @@
     version, or the select's row); an old value only when the key has one. -#}
 {% macro _scd_type6_audit_values(attributes, prefix, old=false) %}
   {%- set values = [] -%}
-  {%- for name in attributes -%}{%- do values.append('cast(' ~ prefix ~ adapter.quote(name) ~ ' as string)') -%}{%- endfor -%}
-            map_filter(map_from_arrays(array({% for name in attributes %}'{{ name }}'{{ ', ' if not loop.last }}{% endfor %}),
+  {%- for name in attributes -%}{%- do values.append('cast(' ~ prefix ~ historize._quote(name) ~ ' as string)') -%}{%- endfor -%}
+            map_filter(map_from_arrays(array({% for name in attributes %}{{ historize._string_literal(name) }}{{ ', ' if not loop.last }}{% endfor %}),
                 array({{ values | join(', ') }})),
                 (k, v) -> array_contains(classified.changed_columns, k){{ ' and classified._historize_has_history' if old else '' }})
 {%- endmacro %}
@@ -249,4 +249,13 @@
   {%- do statements.append({'name': 'merge', 'builder': historize._scd_type6_merge_sql,
                             'args': [cfg, target, changes, columns]}) -%}
   {{ return(statements) }}
+{% endmacro %}
+
+
+{#- After a schema change: the current rows' _hash as the select's Type 2
+    columns now give it, so that the schema change alone opens no version. -#}
+{% macro _scd_type6_rehash_sql(cfg, target, type2_columns) %}
+    update {{ target }}
+    set {{ historize._quote(cfg.hash) }} = {{ historize.row_hash(type2_columns) }}
+    where {{ historize._quote(cfg.current_flag) }}
 {% endmacro %}

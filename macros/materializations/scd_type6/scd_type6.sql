@@ -35,19 +35,17 @@
           historize._columns_named(select_columns, cfg.unique_key + columns.attributes),
           [cfg.version_key] + cfg.type3.values() | list + cfg.technical_columns,
           (cfg.type3.values() | list + cfg.technical_columns)[0], key_check) -%}
-    {%- if synced.plan.rehash -%}
-      {%- call statement('rehash_current_rows') -%}
-        update {{ target_relation }}
-        set {{ adapter.quote(cfg.hash) }} = {{ historize.row_hash(columns.type2) }}
-        where {{ adapter.quote(cfg.current_flag) }}
-      {%- endcall -%}
-    {%- endif -%}
+    {{ historize._rehash_after_schema_change(synced.plan, target_relation,
+        historize._scd_type6_rehash_sql(cfg, target_relation, columns.type2)) }}
   {%- endif -%}
   {%- if former_audit is not none -%}
-    {{ historize._scd_type6_rename_audit(cfg, former_audit, audit_relation) }}
+    {{ historize._rename_table(former_audit, audit_relation, cfg.model_name) }}
   {%- elif cfg.audit and existing_audit is none -%}
     {{ historize._create_history_table(audit_relation, cfg.audit_properties,
         columns=historize._scd_type6_audit_types(cfg, columns), for_model=false) }}
+  {%- endif -%}
+  {%- if cfg.audit and cfg.former_names and (existing_audit is not none or former_audit is not none) -%}
+    {{ historize._scd_type6_audit_key_renames(cfg, audit_relation) }}
   {%- endif -%}
 
   {#- Both writes fail if another run writes the dimension after this read. -#}
@@ -85,17 +83,27 @@
 {% endmacro %}
 
 
-{#- Renames a former model's audit table and its version key columns. -#}
-{% macro _scd_type6_rename_audit(cfg, former_audit, audit_relation) %}
-  {{ historize._rename_table(former_audit, audit_relation, cfg.model_name) }}
-  {%- call statement('audit_column_mapping') -%}
-    alter table {{ audit_relation }} set tblproperties ('delta.columnMapping.mode' = 'name')
-  {%- endcall -%}
-  {%- set former_key = historize._without_suffix(former_audit.identifier | lower, '_audit') ~ '_key' -%}
-  {%- for suffix in ['_old', '_new'] -%}
-    {%- call statement('rename_audit_key' ~ suffix) -%}
+{#- The audit's version key columns are named after the dimension: after a
+    rename from a former name they follow it, also when a run killed after
+    renaming the audit table left them under the former name. -#}
+{% macro _scd_type6_audit_key_renames(cfg, audit_relation) %}
+  {%- set names = adapter.get_columns_in_relation(audit_relation) | map(attribute='name') | map('lower') | list -%}
+  {%- set renames = [] -%}
+  {%- for former in cfg.former_names -%}
+    {%- for suffix in ['_old', '_new'] if (former ~ '_key' ~ suffix) in names and (cfg.version_key ~ suffix) not in names -%}
+      {%- do renames.append((former ~ '_key' ~ suffix, cfg.version_key ~ suffix)) -%}
+    {%- endfor -%}
+  {%- endfor -%}
+  {%- if renames -%}
+    {#- Renaming a column needs column mapping (an audit table of an earlier version may lack it). -#}
+    {%- call statement('audit_column_mapping') -%}
+      alter table {{ audit_relation }} set tblproperties ('delta.columnMapping.mode' = 'name')
+    {%- endcall -%}
+  {%- endif -%}
+  {%- for old, new in renames -%}
+    {%- call statement('rename_audit_' ~ new) -%}
       alter table {{ audit_relation }}
-      rename column {{ adapter.quote(former_key ~ suffix) }} to {{ adapter.quote(cfg.version_key ~ suffix) }}
+      rename column {{ historize._quote(old) }} to {{ historize._quote(new) }}
     {%- endcall -%}
   {%- endfor -%}
 {% endmacro %}
