@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import time
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
@@ -26,6 +27,9 @@ def environment(spark_dir: Path | None = None) -> None:
     os.environ.setdefault("HISTORIZE_HOME", str(ROOT))
     os.environ.setdefault("DBT_PROFILES_DIR", str(ROOT / "profiles"))
     os.environ.setdefault("DBT_SEND_ANONYMOUS_USAGE_STATS", "false")
+    # dbt-spark sleeps this long between polls of a running Thrift statement; the
+    # polls of this process wait for the statement themselves (_poll_thrift_statement)
+    os.environ.setdefault("HISTORIZE_THRIFT_POLL_INTERVAL", "0")
     if spark_dir is not None:
         os.environ["HISTORIZE_SPARK_DIR"] = str(spark_dir)
         # a throwaway warehouse: the in-memory catalog, two models at a time, small tables
@@ -67,6 +71,53 @@ def package_project(path: Path, project_yml: str) -> Path:
     (path / "models").mkdir(exist_ok=True)
     (path / "dbt_project.yml").write_text(project_yml)
     return path
+
+
+# A poll of a running Thrift statement waits this long for it to end, checking this often.
+THRIFT_POLL_WAIT_SECONDS = 1.0
+THRIFT_POLL_STEP_SECONDS = 0.02
+# How long a failed statement's error message may lag behind its failed state.
+THRIFT_ERROR_MESSAGE_WAIT_SECONDS = 10.0
+
+
+def _poll_thrift_statement(poll: Callable) -> Callable:
+    """pyhive's `Cursor.poll`, made to answer once something is known.
+
+    dbt-spark runs each Thrift statement asynchronously and sleeps `poll_interval`
+    whole seconds between polls, so on average a statement costs half a second more
+    than it takes; this poll instead waits for the statement itself, checking often,
+    and returns when it ends (or after THRIFT_POLL_WAIT_SECONDS, for dbt's own loop).
+    And a Spark Thrift Server marks a failed statement as failed a moment before it
+    records the error: a poll in between gets no message, and dbt reports only
+    "Query failed with status: ERROR_STATE". This poll waits for the message."""
+    from pyhive.hive import ttypes
+
+    running = {ttypes.TOperationState.INITIALIZED_STATE, ttypes.TOperationState.PENDING_STATE,
+               ttypes.TOperationState.RUNNING_STATE}
+
+    def poll_until_known(cursor, get_progress_update: bool = True):
+        began = time.monotonic()
+        response = poll(cursor, get_progress_update)
+        while (response.operationState in running
+               and time.monotonic() - began < THRIFT_POLL_WAIT_SECONDS) or (
+                response.operationState == ttypes.TOperationState.ERROR_STATE and not response.errorMessage
+                and time.monotonic() - began < THRIFT_ERROR_MESSAGE_WAIT_SECONDS):
+            time.sleep(THRIFT_POLL_STEP_SECONDS)
+            response = poll(cursor, get_progress_update)
+        return response
+
+    poll_until_known.historize_poll = True
+    return poll_until_known
+
+
+def _refine_thrift_polls() -> None:
+    from pyhive import hive
+
+    if not getattr(hive.Cursor.poll, "historize_poll", False):
+        hive.Cursor.poll = _poll_thrift_statement(hive.Cursor.poll)
+
+
+_refine_thrift_polls()
 
 
 # Manifests parsed for reuse, by project: (what they were parsed from, the manifest).

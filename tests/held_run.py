@@ -15,6 +15,8 @@ from pathlib import Path
 
 from dbt.cli.main import dbtRunner
 
+from historize_tools import dbt_runner  # noqa: F401  (its Thrift polls: every error with its message)
+
 # The column of the guard's one-row relation (macros/common/concurrency.sql).
 GUARD_COLUMN = "_historize_unchanged"
 HOLD_LIMIT_SECONDS = 300
