@@ -191,6 +191,18 @@ class Project:
         assert {name: (self.commits(name), sorted_rows(self.table(name))) for name in names} == before
 
 
+def load_reports(result) -> dict[str, dict]:
+    """What each model's load did, as dbt reports it: its `adapter_response`."""
+    return {node_result.node.name: node_result.adapter_response for node_result in result.result.results}
+
+
+def report(new: int, changed: int, deleted: int, detail: str, written: int | None = None) -> dict:
+    """The `adapter_response` of a load with these counts; `written` defaults to their sum."""
+    written = new + changed + deleted if written is None else written
+    return {"_message": f"{new} new, {changed} changed, {deleted} deleted ({detail})",
+            "code": "written" if written else "nothing to write", "rows_affected": written}
+
+
 @pytest.fixture(scope="session")
 def spark_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("spark")

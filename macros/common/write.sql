@@ -8,7 +8,8 @@
     between. The last statement is dbt's 'main'. -#}
 {% macro _write_or_noop(cfg, writes, statements, read) %}
   {%- if writes == 0 -%}
-    {%- call noop_statement('main', 'OK 0 (no change)', 'OK', 0) -%}{%- endcall -%}
+    {#- dbt requires a 'main' result; _report_load replaces it -#}
+    {%- call noop_statement('main', 'nothing to write', 'nothing to write', 0) -%}{%- endcall -%}
   {%- else -%}
     {%- set current = {'read': read} -%}
     {%- if cfg.partition_by -%}
@@ -44,10 +45,17 @@
 {% endmacro %}
 
 
-{#- One log line per load, in the same words for every materialization. -#}
-{% macro _log_load(cfg, counts, detail='') %}
-  {{ log("historize: " ~ cfg.model_name ~ ": " ~ counts.get('new', 0) ~ " new, " ~ counts.get('changed', 0)
-      ~ " changed, " ~ counts.get("deleted", 0) ~ " deleted" ~ (" (" ~ detail ~ ")" if detail else ""), info=true) }}
+{#- What a load did, in the same words for every materialization: one log
+    line, and dbt's result of the model, which dbt prints in its summary and
+    writes to run_results.json (`adapter_response`): the same words as its
+    message, `code` 'written' or 'nothing to write', and `rows_affected` the
+    number of keys (versions, for fivetran_history) the load wrote. -#}
+{% macro _report_load(cfg, counts, written, detail='') %}
+  {%- set message = counts.get('new', 0) ~ " new, " ~ counts.get('changed', 0) ~ " changed, "
+      ~ counts.get('deleted', 0) ~ " deleted" ~ (" (" ~ detail ~ ")" if detail else "") -%}
+  {{ log("historize: " ~ cfg.model_name ~ ": " ~ message, info=true) }}
+  {%- do store_raw_result('main', message=message, code='written' if written > 0 else 'nothing to write',
+        rows_affected=written | int) -%}
 {% endmacro %}
 
 

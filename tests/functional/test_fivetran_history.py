@@ -7,6 +7,8 @@ import datetime as dt
 from reference import MILLISECOND as MS
 from reference import TMAX
 
+from conftest import load_reports, report
+
 T = {n: dt.datetime(2026, 1, n) for n in range(1, 10)}
 S = {n: dt.datetime(2026, 2, n) for n in range(1, 20)}  # synced times
 BATCH = "id int, col1 string, col2 string, _fivetran_start timestamp, _fivetran_op string, _fivetran_synced timestamp"
@@ -39,10 +41,11 @@ def state(project, name="ft_hist"):
 
 def test_worked_example_replay_and_types(project):
     model(project)
-    apply(project, [
+    result = apply(project, [
         (1, "abc", "1", T[1], "upsert", S[10]), (1, "pqr", "2", T[2], "upsert", S[11]),
         (2, "mno", "3", T[2], "upsert", S[13]),
     ])
+    assert load_reports(result) == {"ft_hist": report(3, 0, 0, "versions")}
     assert project.table("ft_hist", "*", ORDER) == [
         (1, "abc", 1, T[1], T[2] - MS, False, S[10]),
         (1, "pqr", 2, T[2], TMAX, True, S[11]),
@@ -52,7 +55,7 @@ def test_worked_example_replay_and_types(project):
         (1, "xyz", "unmod", T[3], "update", S[17]), (1, "def", "unmod", T[5], "update", S[19]),
         (2, "unmod", "1000", T[4], "update", S[18]),
     ]
-    apply(project, batch)
+    result = apply(project, batch)
     final = [
         (1, "abc", 1, T[1], T[2] - MS, False, S[10]),
         (1, "pqr", 2, T[2], T[3] - MS, False, S[11]),
@@ -62,11 +65,14 @@ def test_worked_example_replay_and_types(project):
         (2, "mno", 1000, T[4], TMAX, True, S[18]),
     ]
     assert project.table("ft_hist", "*", ORDER) == final
+    # versions (1, xyz), (1, def) and (2, 1000) new; (1, pqr) and (2, mno) ended
+    assert load_reports(result) == {"ft_hist": report(3, 2, 0, "versions")}
     assert [r[1] for r in project.sql(f"describe {project.schema}.ft_hist")][:3] == ["int", "string", "int"]
     # Replaying the same batch leaves the table as it is, without a commit.
     before = state(project)
-    apply(project, batch)
+    result = apply(project, batch)
     assert state(project) == before
+    assert load_reports(result) == {"ft_hist": report(0, 0, 0, "versions")}
     assert project.history("ft_hist")[0]["operation"] == "MERGE"
 
 

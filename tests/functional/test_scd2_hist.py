@@ -9,6 +9,8 @@ import pytest
 
 from reference import hash_key, row_hash
 
+from conftest import load_reports, report
+
 STRATEGIES = ("merge", "ordered")
 COLUMNS = "id int, name string, price int"
 T1, T2, T2B, T3 = (dt.datetime(2026, 1, 1, 6), dt.datetime(2026, 1, 2, 6), dt.datetime(2026, 1, 2, 18), dt.datetime(2026, 1, 3, 6))
@@ -90,7 +92,9 @@ def test_load_sequence_with_reruns_and_full_refresh(project):
     setup_models(project)
 
     # First load: a Delta table with column mapping, columns in order, every key new.
-    load(project, LOAD_1, T1, "r1")
+    result = load(project, LOAD_1, T1, "r1")
+    assert load_reports(result) == {f"hist_{s}": report(4, 0, 0, f"created {project.schema}.hist_{s}")
+                                    for s in STRATEGIES}
     for strategy in STRATEGIES:
         name = f"hist_{strategy}"
         assert [(r[0], r[1]) for r in project.columns(name)] == [
@@ -105,21 +109,24 @@ def test_load_sequence_with_reruns_and_full_refresh(project):
 
     # Second load: changed, deleted, unchanged and new keys; merge is one commit, ordered one per step.
     commits = {s: project.commits(f"hist_{s}") for s in STRATEGIES}
-    load(project, LOAD_2, T2, "r2")
+    result = load(project, LOAD_2, T2, "r2")
     assert tables(project) == {s: EXPECTED_AFTER_2 for s in STRATEGIES}
+    assert load_reports(result) == {f"hist_{s}": report(1, 1, 1, s) for s in STRATEGIES}  # keys 5 new, 2 changed, 3 deleted
     assert new_operations(project, "hist_merge", commits["merge"]) == ["MERGE"]
     assert new_operations(project, "hist_ordered", commits["ordered"]) == ["MERGE", "MERGE", "WRITE", "WRITE"]
 
     # The same load again changes nothing; new variables over the same data write nothing.
     before = state_of(project)
-    load(project, LOAD_2, T2, "r2")
+    result = load(project, LOAD_2, T2, "r2")
     assert state_of(project) == before
+    assert load_reports(result) == {f"hist_{s}": report(0, 0, 0, s) for s in STRATEGIES}
     load(project, LOAD_2, T2B, "r2b")
     assert state_of(project) == before
 
     # Third load, asked as a full refresh: history is kept and the load is incremental.
-    load(project, LOAD_3, T3, "r3", COLUMNS, "--full-refresh")
+    result = load(project, LOAD_3, T3, "r3", COLUMNS, "--full-refresh")
     assert tables(project) == {s: EXPECTED_AFTER_3 for s in STRATEGIES}
+    assert load_reports(result) == {f"hist_{s}": report(1, 1, 1, s) for s in STRATEGIES}  # keys 3 back (new), 4 changed, 5 deleted
     for strategy in STRATEGIES:
         rows = project.table(f"hist_{strategy}", f"hist_{strategy}_key, id, name, price, version_started_at, row_hash, loaded_at", ORDER)
         for key, id_, name, price, started, row_hash_, loaded_at in rows:

@@ -41,10 +41,11 @@
   {{ historize._stage_change_set(changes_view,
       historize._fivetran_history_changes_sql(cfg, target_relation, source_view, columns)) }}
   {%- set plan = run_query(historize._fivetran_history_plan_sql(changes_view)).rows[0] -%}
-  {{ historize._write_or_noop(cfg, plan['new'] + plan['changed'] + plan['deleted'],
+  {%- set writes = plan['new'] + plan['changed'] + plan['deleted'] -%}
+  {{ historize._write_or_noop(cfg, writes,
       [{'name': 'merge', 'builder': historize._fivetran_history_merge_sql,
         'args': [cfg, target_relation, changes_view, columns]}], read) }}
-  {{ historize._log_load(cfg, plan, "versions") }}
+  {{ historize._report_load(cfg, plan, writes, "versions") }}
 
   {{ historize._drop_session_views(relations) }}
 

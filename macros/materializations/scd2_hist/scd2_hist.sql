@@ -25,7 +25,8 @@
     {{ historize._create_history_table(target_relation, historize._history_properties(cfg),
         select_sql=historize._scd2_hist_first_load_sql(cfg, source_view, columns.business), name='main',
         partition_by=cfg.partition_by) }}
-    {{ log("historize: " ~ cfg.model_name ~ ": created " ~ target_relation ~ ", every key new", info=true) }}
+    {%- set created = run_query("select count(*) as created_keys from " ~ target_relation).rows[0]["created_keys"] -%}
+    {{ historize._report_load(cfg, {'new': created}, created, "created " ~ target_relation) }}
   {%- else -%}
     {#- Keys are checked with the change set below (one read of the select),
         unless the table must change first. -#}
@@ -43,7 +44,7 @@
     {%- set plan = historize._scd2_hist_plan(cfg, target_relation, changes_view) -%}
     {{ historize._write_or_noop(cfg, plan.writes,
         historize._scd2_hist_statements(cfg, plan, target_relation, changes_view, columns.business), read) }}
-    {{ historize._log_load(cfg, plan, cfg.strategy) }}
+    {{ historize._report_load(cfg, plan, plan.writes, cfg.strategy) }}
   {%- endif -%}
 
   {{ historize._drop_session_views(relations) }}

@@ -55,9 +55,10 @@
   {%- set plan = run_query(historize._scd_type6_plan_sql(cfg, target_relation, changes_view)).rows[0] -%}
   {{ historize._assert_valid_keys(plan, changes_view, cfg) }}
   {{ historize._assert_plan_applicable(plan, cfg, target_relation, 'current row') }}
-  {{ historize._write_or_noop(cfg, plan['new'] + plan['changed'] + plan['deleted'] + plan['type1_changed'],
+  {%- set writes = plan['new'] + plan['changed'] + plan['deleted'] + plan['type1_changed'] -%}
+  {{ historize._write_or_noop(cfg, writes,
       historize._scd_type6_statements(cfg, target_relation, audit_relation, changes_view, columns), read) }}
-  {{ historize._log_load(cfg, plan, plan['type1_changed'] ~ " Type 1 changed") }}
+  {{ historize._report_load(cfg, plan, writes, plan['type1_changed'] ~ " Type 1 changed") }}
 
   {{ historize._drop_session_views(relations) }}
 
