@@ -9,7 +9,6 @@
   {{ historize._assert_one_of('strategy', strategy, ['merge', 'ordered']) }}
   {%- do cfg.update({
       'strategy': strategy,
-      'row_hash': 'row_hash',
       'valid_from': 'version_started_at',
       'valid_to': 'version_ended_at',
       'state': 'version_state',
@@ -28,7 +27,7 @@
       'guard_newest': 'guarded.' ~ historize._quote(cfg.valid_from),
   }) -%}
   {#- Written after the select's columns, in this order. -#}
-  {%- do cfg.update({'technical_columns': [cfg.row_hash, cfg.valid_from, cfg.valid_to, cfg.state, cfg.load_run_id, cfg.loaded_at]}) -%}
+  {%- do cfg.update({'technical_columns': [cfg.hash_column, cfg.valid_from, cfg.valid_to, cfg.state, cfg.load_run_id, cfg.loaded_at]}) -%}
   {{ return(cfg) }}
 {% endmacro %}
 
@@ -40,17 +39,17 @@
 {% macro _scd2_hist_columns(cfg, select_columns) %}
   {%- set select_names = select_columns | map(attribute='name') | map('lower') | list -%}
   {{ historize._assert_columns_present(cfg.unique_key, select_names, 'unique_key', cfg.model_name) }}
-  {%- set reserved = [cfg.version_key] + cfg.technical_columns | reject('equalto', cfg.row_hash) | list -%}
+  {%- set reserved = [cfg.version_key] + cfg.technical_columns | reject('equalto', cfg.hash_column) | list -%}
   {%- set clashes = select_names | select('in', reserved) | list -%}
   {%- if clashes -%}
     {{ exceptions.raise_compiler_error(
         "historize: model " ~ cfg.model_name ~ ": the select has column(s) " ~ clashes | join(', ')
         ~ ", which scd2_hist writes itself; rename them in the select") }}
   {%- endif -%}
-  {%- set business = historize._names_except(select_columns, [cfg.row_hash]) -%}
+  {%- set business = historize._names_except(select_columns, [cfg.hash_column]) -%}
   {{ return({
       'business': business,
       'attributes': historize._columns_named(select_columns, business | reject('in', cfg.unique_key) | list),
-      'has_row_hash': cfg.row_hash in select_names,
+      'has_row_hash': cfg.hash_column in select_names,
   }) }}
 {% endmacro %}

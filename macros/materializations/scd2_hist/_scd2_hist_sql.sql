@@ -5,7 +5,7 @@
 {% macro _scd2_hist_source_sql(cfg, select_sql, attribute_columns, has_row_hash) %}
     select
         src.*{% if not has_row_hash %},
-        {{ historize.row_hash(attribute_columns, 'src') }} as {{ historize._quote(cfg.row_hash) }}{% endif %}
+        {{ historize.row_hash(attribute_columns, 'src') }} as {{ historize._quote(cfg.hash_column) }}{% endif %}
     from (
         {{ select_sql }}
     ) as src
@@ -22,7 +22,7 @@
     `alias` holding the select's columns. -#}
 {% macro _scd2_hist_new_version_values(cfg, business_columns, alias, state_sql) %}
   {%- set values = [historize._version_key(cfg.unique_key, alias)] -%}
-  {%- for name in business_columns + [cfg.row_hash] -%}
+  {%- for name in business_columns + [cfg.hash_column] -%}
     {%- do values.append(historize._qualified(name, alias)) -%}
   {%- endfor -%}
   {%- do values.extend([
@@ -71,7 +71,7 @@
 
     open_versions as (
         select
-            {{ historize._select_list(keys + [cfg.row_hash, cfg.valid_from]) }}
+            {{ historize._select_list(keys + [cfg.hash_column, cfg.valid_from]) }}
         from {{ target }}
         where {{ historize._quote(cfg.valid_to) }} is null
     ),
@@ -86,13 +86,13 @@
     classified as (
         select
             {{ historize._change_set_keys(keys, 'src', 'open_versions') }},
-            {{ historize._select_list(business_columns + [cfg.row_hash], 'src') }},
+            {{ historize._select_list(business_columns + [cfg.hash_column], 'src') }},
             case
                 when {{ historize._invalid_key_condition(keys, 'src') }} then 'invalid'
                 when src._historize_in_source is null then 'deleted'
                 when {{ historize._qualified(first_key, 'open_versions') }} is null
                     then case when {{ historize._qualified(first_key, 'closed_as_changed_by_this_load') }} is null then 'new' else 'changed' end
-                when {{ historize._qualified(cfg.row_hash, 'src') }} <=> {{ historize._qualified(cfg.row_hash, 'open_versions') }} then 'unchanged'
+                when {{ historize._qualified(cfg.hash_column, 'src') }} <=> {{ historize._qualified(cfg.hash_column, 'open_versions') }} then 'unchanged'
                 else 'changed'
             end as _historize_action,
             {{ historize._qualified(first_key, 'open_versions') }} is not null as _historize_has_open,
@@ -183,6 +183,6 @@
     change alone opens no version. -#}
 {% macro _scd2_hist_rehash_sql(cfg, target, attribute_columns) %}
     update {{ target }}
-    set {{ historize._quote(cfg.row_hash) }} = {{ historize.row_hash(attribute_columns) }}
+    set {{ historize._quote(cfg.hash_column) }} = {{ historize.row_hash(attribute_columns) }}
     where {{ historize._quote(cfg.valid_to) }} is null
 {% endmacro %}

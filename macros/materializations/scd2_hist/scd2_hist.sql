@@ -33,7 +33,7 @@
     {%- set state = historize._read_table_state(found.relation) -%}
     {%- set synced = historize._sync_history_table(cfg, found, target_relation, state,
           historize._columns_named(select_columns, columns.business), [cfg.version_key] + cfg.technical_columns,
-          cfg.row_hash, {'builder': historize._assert_unique_key, 'args': [source_view, cfg.unique_key, cfg.model_name]}) -%}
+          cfg.hash_column, {'builder': historize._assert_unique_key, 'args': [source_view, cfg.unique_key, cfg.model_name]}) -%}
     {{ historize._rehash_after_schema_change(synced.plan, target_relation,
         none if columns.has_row_hash else historize._scd2_hist_rehash_sql(cfg, target_relation, columns.attributes)) }}
 

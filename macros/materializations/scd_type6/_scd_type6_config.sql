@@ -31,7 +31,6 @@
       'current_flag': 'current_flag',
       'version': 'version',
       'change_reason': 'change_reason',
-      'hash': '_hash',
       'hash_column': '_hash',
       'open_end_sql': "timestamp'9999-12-31 23:59:59+00:00'",
       'audit_properties': {'delta.appendOnly': 'true', 'delta.columnMapping.mode': 'name'},
@@ -41,7 +40,7 @@
         'guard_newest': 'guarded.' ~ historize._quote(cfg.valid_from)}) -%}
   {#- Written after the select's columns and the Type 3 columns, in this order. -#}
   {%- do cfg.update({'technical_columns': [cfg.valid_from, cfg.valid_to, cfg.current_flag, cfg.version,
-        cfg.change_reason, cfg.hash]}) -%}
+        cfg.change_reason, cfg.hash_column]}) -%}
   {{ return(cfg) }}
 {% endmacro %}
 

@@ -14,7 +14,7 @@
   {%- for name in cfg.unique_key + columns.attributes -%}{%- do pairs.append((name, columns.types[name])) -%}{%- endfor -%}
   {%- for base, previous in cfg.type3.items() -%}{%- do pairs.append((previous, columns.types[base])) -%}{%- endfor -%}
   {%- do pairs.extend([(cfg.valid_from, 'timestamp'), (cfg.valid_to, 'timestamp'), (cfg.current_flag, 'boolean'),
-        (cfg.version, 'int'), (cfg.change_reason, 'string'), (cfg.hash, 'string')]) -%}
+        (cfg.version, 'int'), (cfg.change_reason, 'string'), (cfg.hash_column, 'string')]) -%}
   {{ return(pairs) }}
 {% endmacro %}
 
@@ -88,7 +88,7 @@
                 when src._historize_in_source is null then
                     {% if cfg.deletes == 'close' %}case when current_rows.{{ first_key }} is not null then 'deleted' else 'unchanged' end{% else %}'unchanged'{% endif %}
                 when current_rows.{{ first_key }} is null then 'new'
-                when src._historize_hash <=> current_rows.{{ q(cfg.hash) }} then 'unchanged'
+                when src._historize_hash <=> current_rows.{{ q(cfg.hash_column) }} then 'unchanged'
                 else 'changed'
             end as _historize_action,
             {% if cfg.type1 -%}
@@ -256,6 +256,6 @@
     columns now give it, so that the schema change alone opens no version. -#}
 {% macro _scd_type6_rehash_sql(cfg, target, type2_columns) %}
     update {{ target }}
-    set {{ historize._quote(cfg.hash) }} = {{ historize.row_hash(type2_columns) }}
+    set {{ historize._quote(cfg.hash_column) }} = {{ historize.row_hash(type2_columns) }}
     where {{ historize._quote(cfg.current_flag) }}
 {% endmacro %}
