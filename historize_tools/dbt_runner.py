@@ -36,6 +36,7 @@ def environment(spark_dir: Path | None = None) -> None:
         os.environ.setdefault("HISTORIZE_CATALOG", "in-memory")
         os.environ.setdefault("HISTORIZE_THREADS", "2")
         os.environ.setdefault("HISTORIZE_CODEGEN", "false")
+        os.environ.setdefault("HISTORIZE_ADAPTIVE", "false")
 
 
 def project_yml(name: str) -> str:

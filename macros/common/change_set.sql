@@ -48,7 +48,8 @@
 
 {#- Plan columns shared by the key-based materializations: keys whose
     `started_column` (when their current version began) is this very
-    load_timestamp but that change again, i.e. a rerun over other data. -#}
+    load_timestamp but that change again, i.e. a rerun over other data; the
+    first five of them in sorted order, so the error is the same every run. -#}
 {% macro _rerun_conflict_columns(key_count, started_column) %}
   {%- set at = historize.load_timestamp_sql() -%}
   {%- set conflict = "_historize_action in ('changed', 'deleted') and " ~ started_column ~ " = " ~ at -%}
@@ -57,8 +58,8 @@
     {%- do key_text.append('cast(' ~ historize._quote('_historize_key_' ~ index) ~ ' as string)') -%}
   {%- endfor -%}
             coalesce(sum(case when {{ conflict }} then 1 else 0 end), 0) as conflicts,
-            concat_ws('; ', slice(collect_list(case when {{ conflict }}
-                then concat('(', concat_ws(', ', {{ key_text | join(', ') }}), ') ', _historize_action) end), 1, 5)) as conflict_examples
+            concat_ws('; ', slice(array_sort(collect_list(case when {{ conflict }}
+                then concat('(', concat_ws(', ', {{ key_text | join(', ') }}), ') ', _historize_action) end)), 1, 5)) as conflict_examples
 {%- endmacro %}
 
 

@@ -60,7 +60,8 @@
 {% endmacro %}
 
 
-{#- Fails on an operation other than upsert, update or delete, naming them. -#}
+{#- Fails on an operation other than upsert, update or delete, naming them:
+    the most frequent first, ties by name (NULL last), the same every run. -#}
 {% macro _fivetran_history_assert_operations(cfg, source) %}
   {%- set op = historize._quote(cfg.op_column) -%}
   {%- set query -%}
@@ -70,7 +71,7 @@
     from {{ source }}
     where {{ op }} is null or lower({{ op }}) not in ('{{ cfg.operations | join("', '") }}')
     group by {{ op }}
-    order by n desc
+    order by n desc, op asc nulls last
     limit 5
   {%- endset -%}
   {%- set rows = run_query(query).rows -%}
