@@ -142,7 +142,7 @@ def test_bad_batches_fail_clearly_and_leave_the_table(project):
         ([(None, "x", "1", T[2], "upsert", S[2])], "the key and _fivetran_start (id, _fivetran_start) is NULL in 1 row(s)"),
         ([(1, "x", "1", None, "upsert", S[2])], "the key and _fivetran_start (id, _fivetran_start) is NULL in 1 row(s)"),
         ([(1, "x", "1", T[2], "insert", S[2]), (2, "x", "1", T[2], None, S[2])],
-         "unknown operation in _fivetran_op: 'insert' x1, 'None' x1; allowed: upsert, update, delete"),
+         "unknown operation in _fivetran_op: 'insert' x1, NULL x1; allowed: upsert, update, delete"),
     ]
     for events, message in cases:
         project.create_table("batch", BATCH, events)

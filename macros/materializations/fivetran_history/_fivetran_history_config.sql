@@ -77,7 +77,9 @@
   {%- set rows = run_query(query).rows -%}
   {%- if rows | length > 0 -%}
     {%- set examples = [] -%}
-    {%- for row in rows -%}{%- do examples.append("'" ~ row[0] ~ "' x" ~ row[1]) -%}{%- endfor -%}
+    {%- for row in rows -%}
+      {%- do examples.append(("NULL" if row[0] is none else "'" ~ row[0] ~ "'") ~ " x" ~ row[1]) -%}
+    {%- endfor -%}
     {{ exceptions.raise_compiler_error(
         "historize: model " ~ cfg.model_name ~ ": unknown operation in " ~ cfg.op_column ~ ": " ~ examples | join(', ')
         ~ "; allowed: " ~ cfg.operations | join(', ') ~ ". Nothing was written") }}
