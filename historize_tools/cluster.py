@@ -12,7 +12,8 @@ metastore; default <root>/.cluster), HISTORIZE_MASTER_PORT (7077),
 HISTORIZE_MASTER_UI_PORT (8080: the master's JSON status), HISTORIZE_WORKER_CORES
 (2), HISTORIZE_WORKER_MEMORY (3g), HISTORIZE_EXECUTOR_MEMORY (2g),
 HISTORIZE_THRIFT_DRIVER_MEMORY (2g), HISTORIZE_THRIFT_PORT (10000),
-HISTORIZE_CLUSTER_START_TIMEOUT (seconds, 180).
+HISTORIZE_CLUSTER_START_TIMEOUT (seconds, 180), HISTORIZE_ADAPTIVE and
+HISTORIZE_CODEGEN (true; false for tables of a few rows, as the tests').
 """
 from __future__ import annotations
 
@@ -48,6 +49,8 @@ class Settings:
     driver_memory: str
     thrift_port: int
     start_timeout: float
+    adaptive: str
+    codegen: str
 
     @classmethod
     def from_environment(cls) -> "Settings":
@@ -62,6 +65,8 @@ class Settings:
             driver_memory=env("HISTORIZE_THRIFT_DRIVER_MEMORY", "2g"),
             thrift_port=int(env("HISTORIZE_THRIFT_PORT", "10000")),
             start_timeout=float(env("HISTORIZE_CLUSTER_START_TIMEOUT", "180")),
+            adaptive=_boolean_setting("HISTORIZE_ADAPTIVE"),
+            codegen=_boolean_setting("HISTORIZE_CODEGEN"),
         )
 
     @property
@@ -73,6 +78,13 @@ class Settings:
 
     def log_file(self, process: str) -> Path:
         return self.home / "logs" / f"{process}.log"
+
+
+def _boolean_setting(name: str) -> str:
+    value = os.environ.get(name, "true").strip().lower()
+    if value not in ("true", "false"):
+        raise ClusterError(f"{name} is {value!r}; expected true or false")
+    return value
 
 
 class ClusterError(RuntimeError):
@@ -110,7 +122,11 @@ def _thrift_command(settings: Settings) -> list[str]:
                                          f"-Dlog4j.configurationFile={ROOT / 'profiles' / 'log4j2.properties'}",
         "spark.sql.session.timeZone": "UTC",
         "spark.sql.shuffle.partitions": str(max(2, 2 * settings.worker_cores)),
-        "spark.sql.adaptive.enabled": "true",
+        # HISTORIZE_ADAPTIVE / HISTORIZE_CODEGEN=false, as for the tests' embedded Spark
+        # (profiles/profiles.yml): on tables of a few rows both cost more than they save.
+        "spark.sql.adaptive.enabled": settings.adaptive,
+        "spark.sql.codegen.wholeStage": settings.codegen,
+        "spark.sql.codegen.factoryMode": "FALLBACK" if settings.codegen == "true" else "NO_CODEGEN",
         "spark.databricks.delta.snapshotPartitions": "2",
         "spark.ui.enabled": "false",
         "spark.executor.memory": settings.executor_memory,

@@ -10,7 +10,6 @@ import os
 import pprint
 import random
 import re
-import socket
 import textwrap
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
@@ -245,26 +244,14 @@ def _session_started() -> bool:
     return SparkSession.getActiveSession() is not None
 
 
-@pytest.fixture(scope="session")
-def thrift_port(spark_dir: Path) -> int:
-    """A Spark Thrift Server (HiveThriftServer2) on the tests' SparkSession: dbt's
-    `thrift` target, as on a cluster, sees the same catalog and tables."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    session = dbt.spark()
-    session.conf.set("hive.server2.thrift.port", str(port))
-    session.conf.set("hive.server2.thrift.bind.host", "127.0.0.1")
-    server = session._jvm.org.apache.spark.sql.hive.thriftserver.HiveThriftServer2
-    server.startWithContext(session._jsparkSession.sqlContext())
-    return port
-
-
 # The cluster tests: dbt's `thrift` target against a real Spark cluster on this machine
 # (./scripts/cluster.sh). Started once per test run unless up already; stopped at the end
 # only if the tests started it.
 @pytest.fixture(scope="session")
 def running_cluster() -> Iterator[cluster.Settings]:
+    # a cluster the tests start has their Spark settings (a running one keeps its own)
+    os.environ.setdefault("HISTORIZE_ADAPTIVE", "false")
+    os.environ.setdefault("HISTORIZE_CODEGEN", "false")
     settings = cluster.Settings.from_environment()
     started = not cluster.status(settings)[0]
     if started:
