@@ -57,14 +57,14 @@ class Settings:
         env = os.environ.get
         return cls(
             home=Path(env("HISTORIZE_CLUSTER_DIR", str(ROOT / ".cluster"))).resolve(),
-            master_port=int(env("HISTORIZE_MASTER_PORT", "7077")),
-            master_ui_port=int(env("HISTORIZE_MASTER_UI_PORT", "8080")),
-            worker_cores=int(env("HISTORIZE_WORKER_CORES", "2")),
+            master_port=_number_setting("HISTORIZE_MASTER_PORT", "7077", int),
+            master_ui_port=_number_setting("HISTORIZE_MASTER_UI_PORT", "8080", int),
+            worker_cores=_number_setting("HISTORIZE_WORKER_CORES", "2", int),
             worker_memory=env("HISTORIZE_WORKER_MEMORY", "3g"),
             executor_memory=env("HISTORIZE_EXECUTOR_MEMORY", "2g"),
             driver_memory=env("HISTORIZE_THRIFT_DRIVER_MEMORY", "2g"),
-            thrift_port=int(env("HISTORIZE_THRIFT_PORT", "10000")),
-            start_timeout=float(env("HISTORIZE_CLUSTER_START_TIMEOUT", "180")),
+            thrift_port=_number_setting("HISTORIZE_THRIFT_PORT", "10000", int),
+            start_timeout=_number_setting("HISTORIZE_CLUSTER_START_TIMEOUT", "180", float),
             adaptive=_boolean_setting("HISTORIZE_ADAPTIVE"),
             codegen=_boolean_setting("HISTORIZE_CODEGEN"),
         )
@@ -78,6 +78,14 @@ class Settings:
 
     def log_file(self, process: str) -> Path:
         return self.home / "logs" / f"{process}.log"
+
+
+def _number_setting(name: str, default: str, kind: type):
+    value = os.environ.get(name, default)
+    try:
+        return kind(value)
+    except ValueError:
+        raise ClusterError(f"{name} is {value!r}; expected a number") from None
 
 
 def _boolean_setting(name: str) -> str:
@@ -312,7 +320,11 @@ def main(argv: list[str] | None = None) -> int:
     if len(argv) != 1 or argv[0] not in ("start", "status", "stop"):
         print("usage: python -m historize_tools.cluster start|status|stop", file=sys.stderr)
         return 2
-    settings = Settings.from_environment()
+    try:
+        settings = Settings.from_environment()
+    except ClusterError as error:
+        print(f"cluster: {error}", file=sys.stderr)
+        return 2
     if argv[0] == "start":
         try:
             seconds = start(settings)

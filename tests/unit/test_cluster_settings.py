@@ -1,0 +1,29 @@
+"""The cluster command refuses a setting it cannot use, naming it and its value, before
+starting anything."""
+from __future__ import annotations
+
+import pytest
+
+from historize_tools import cluster
+
+
+@pytest.mark.parametrize("name, value, expected", [
+    ("HISTORIZE_ADAPTIVE", "maybe", "cluster: HISTORIZE_ADAPTIVE is 'maybe'; expected true or false"),
+    ("HISTORIZE_CODEGEN", "1", "cluster: HISTORIZE_CODEGEN is '1'; expected true or false"),
+    ("HISTORIZE_THRIFT_PORT", "ten", "cluster: HISTORIZE_THRIFT_PORT is 'ten'; expected a number"),
+    ("HISTORIZE_CLUSTER_START_TIMEOUT", "3m", "cluster: HISTORIZE_CLUSTER_START_TIMEOUT is '3m'; expected a number"),
+])
+def test_a_bad_setting_is_named_and_nothing_starts(monkeypatch, tmp_path, capsys, name, value, expected):
+    monkeypatch.setenv("HISTORIZE_CLUSTER_DIR", str(tmp_path / "cluster"))
+    monkeypatch.setenv(name, value)
+    assert cluster.main(["start"]) == 2
+    assert capsys.readouterr().err.strip() == expected
+    assert not (tmp_path / "cluster").exists()
+
+
+def test_settings_read_from_the_environment(monkeypatch):
+    monkeypatch.setenv("HISTORIZE_ADAPTIVE", " False ")
+    monkeypatch.delenv("HISTORIZE_CODEGEN", raising=False)
+    monkeypatch.setenv("HISTORIZE_THRIFT_PORT", "10001")
+    settings = cluster.Settings.from_environment()
+    assert (settings.adaptive, settings.codegen, settings.thrift_port) == ("false", "true", 10001)
