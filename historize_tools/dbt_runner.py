@@ -35,8 +35,15 @@ def environment(spark_dir: Path | None = None) -> None:
         # a throwaway warehouse: the in-memory catalog, two models at a time, small tables
         os.environ.setdefault("HISTORIZE_CATALOG", "in-memory")
         os.environ.setdefault("HISTORIZE_THREADS", "2")
-        os.environ.setdefault("HISTORIZE_CODEGEN", "false")
-        os.environ.setdefault("HISTORIZE_ADAPTIVE", "false")
+        small_tables()
+
+
+def small_tables() -> None:
+    """Spark settings for tables of a few rows (the tests'), on the embedded Spark and on
+    a cluster started after this: no adaptive execution and no code generation, which
+    cost more than they save there. Settings already made stay."""
+    os.environ.setdefault("HISTORIZE_CODEGEN", "false")
+    os.environ.setdefault("HISTORIZE_ADAPTIVE", "false")
 
 
 def project_yml(name: str) -> str:
