@@ -177,6 +177,23 @@ def running_pid(settings: Settings, process: str) -> int | None:
         return None
 
 
+def group_running(settings: Settings, process: str) -> bool:
+    """Whether any process of the process's group is still alive: the one started and
+    the JVM it launched, which holds the process's port until it has exited."""
+    try:
+        pid = int(settings.pid_file(process).read_text())
+    except (OSError, ValueError):
+        return False
+    running_pid(settings, process)  # reaps it if it is this process's child and has exited
+    try:
+        os.killpg(pid, 0)
+        return True
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+
+
 def _launch(settings: Settings, process: str, command: list[str]) -> None:
     log = settings.log_file(process)
     log.parent.mkdir(parents=True, exist_ok=True)
@@ -265,6 +282,8 @@ def start(settings: Settings) -> float:
     try:
         for process in PROCESSES:
             if running_pid(settings, process) is None:
+                while group_running(settings, process) and time.monotonic() < deadline:
+                    time.sleep(0.2)  # a killed one's JVM is still exiting, holding its port
                 if process in ports and not _port_free(ports[process]):
                     raise ClusterError(f"port {ports[process]} of the {process} is taken by another program; "
                                        f"set HISTORIZE_{'MASTER' if process == 'master' else 'THRIFT'}_PORT")
@@ -289,9 +308,9 @@ def stop(settings: Settings) -> list[str]:
                 except ProcessLookupError:
                     break
                 end = time.monotonic() + wait
-                while time.monotonic() < end and running_pid(settings, process) is not None:
+                while time.monotonic() < end and group_running(settings, process):
                     time.sleep(0.2)
-                if running_pid(settings, process) is None:
+                if not group_running(settings, process):
                     break
             stopped.append(process)
         settings.pid_file(process).unlink(missing_ok=True)

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite: set up (idempotent), then pytest (unit and functional
-# tests, one SparkSession; the demo test lints the generated SQL), sqlfluff over
-# the models, and the dbt-checkpoint checks. Fails if any of them fails. Extra
-# arguments go to pytest.
+# tests, one SparkSession; the demo test lints the generated SQL; the cluster
+# tests in a second process beside them), sqlfluff over the models, and the
+# dbt-checkpoint checks. Fails if any of them fails. Extra arguments go to pytest.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
 cd "$HISTORIZE_HOME"
@@ -14,7 +14,9 @@ step() {
   if "$@"; then printf '== %s: ok\n' "$name"; else printf '== %s: FAILED\n' "$name"; status=1; fi
 }
 
-step "pytest" python -m pytest --durations=10 "$@"
+# Two workers: the embedded Spark's tests in one (one JVM), the cluster's in the
+# other (their Spark runs in the cluster's JVMs); conftest.py groups them.
+step "pytest" python -m pytest --numprocesses 2 --dist loadgroup --durations=10 "$@"
 step "sqlfluff" sqlfluff lint models
 step "dbt-checkpoint checks" python -m historize_tools.checks
 exit "$status"

@@ -1,6 +1,9 @@
 """Shared pytest fixtures: dbt runs in this process against one embedded
 SparkSession (started by the first dbt command), each test in a project of its
-own that installs historize as a local package, in a schema of its own."""
+own that installs historize as a local package, in a schema of its own. The
+cluster tests run dbt's `thrift` target against a Spark cluster instead, and
+never start the embedded Spark: ./scripts/test.sh runs them in a second
+process (pytest-xdist), beside the embedded Spark's."""
 from __future__ import annotations
 
 import contextlib
@@ -16,7 +19,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 import pytest
 
-from historize_tools import cluster
+from historize_tools import cluster, demo
 from historize_tools import dbt_runner as dbt
 from reference import sorted_rows
 
@@ -106,6 +109,8 @@ def check_sequences(generate: Callable[[random.Random], list], examples: Sequenc
 
 
 PROJECT_YML = dbt.project_yml("test_project")
+# The demo's tables after its four loads, as ./scripts/demo.sh prints them, on any target.
+DEMO_TABLES = Path(__file__).resolve().parent / "demo_tables.txt"
 
 # Load times and the Type 6 program dimension, shared by the Type 6 and the concurrency tests.
 T1, T2, T3, T4 = (dt.datetime(2026, 1, d, 6) for d in (1, 2, 3, 4))
@@ -202,6 +207,16 @@ def report(new: int, changed: int, deleted: int, detail: str, written: int | Non
             "code": "written" if written else "nothing to write", "rows_affected": written}
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Under pytest-xdist's `--dist loadgroup`, every test of a folder that runs Spark
+    goes to one worker: the embedded Spark's tests (tests/functional) share one
+    SparkSession, the cluster's (tests/cluster) run beside them in another process."""
+    for item in items:
+        folder = item.path.parent.name
+        if folder in ("functional", "cluster"):
+            item.add_marker(pytest.mark.xdist_group(folder))
+
+
 @pytest.fixture(scope="session")
 def spark_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("spark")
@@ -227,15 +242,19 @@ def demo_run(spark_dir: Path) -> dbt.EventRecorder:
     return recorder
 
 
+def _new_project(request: pytest.FixtureRequest, tmp_path: Path) -> Project:
+    """A project of the test's own, in a schema named after the test."""
+    name = re.sub(r"[^a-z0-9]+", "_", request.node.name.lower())[:40].strip("_")
+    return Project(dbt.package_project(tmp_path / "project", PROJECT_YML), f"t{next(_counter)}_{name}")
+
+
 @pytest.fixture
 def project(request: pytest.FixtureRequest, tmp_path: Path, spark_dir: Path) -> Iterator[Project]:
-    name = re.sub(r"[^a-z0-9]+", "_", request.node.name.lower())[:40].strip("_")
-    schema = f"t{next(_counter)}_{name}"
-    proj = Project(dbt.package_project(tmp_path / "project", PROJECT_YML), schema)
-    dbt.spark().sql(f"create schema if not exists {schema}")
+    proj = _new_project(request, tmp_path)
+    dbt.spark().sql(f"create schema if not exists {proj.schema}")
     yield proj
     if _session_started():
-        dbt.spark().sql(f"drop schema if exists {schema} cascade")
+        dbt.spark().sql(f"drop schema if exists {proj.schema} cascade")
 
 
 def _session_started() -> bool:
@@ -262,11 +281,25 @@ def running_cluster() -> Iterator[cluster.Settings]:
         cluster.stop(settings)
 
 
+@pytest.fixture
+def cluster_project(request: pytest.FixtureRequest, tmp_path: Path, running_cluster: cluster.Settings
+                    ) -> Iterator[Project]:
+    """A test's own project and schema, on the cluster: inside `on_cluster` throughout."""
+    proj = _new_project(request, tmp_path)
+    with on_cluster(running_cluster, proj.schema):
+        demo.query(f"create schema if not exists {proj.schema}")
+        yield proj
+        demo.query(f"drop schema if exists {proj.schema} cascade")
+
+
 @contextlib.contextmanager
 def on_cluster(settings: cluster.Settings, schema: str, port: int | None = None) -> Iterator[None]:
-    """dbt's `thrift` target (and the demo's queries) on the cluster, in `schema`, while inside."""
+    """dbt's `thrift` target (and the demo's queries) on the cluster, in `schema`, while
+    inside; dbt writes its target and logs under the cluster's folder, so that a run of
+    this project on the cluster never meets one on the embedded Spark."""
     wanted = {"HISTORIZE_TARGET": "thrift", "HISTORIZE_SCHEMA": schema, "HISTORIZE_THRIFT_HOST": cluster.HOST,
-              "HISTORIZE_THRIFT_PORT": str(port or settings.thrift_port)}
+              "HISTORIZE_THRIFT_PORT": str(port or settings.thrift_port),
+              "DBT_TARGET_PATH": str(settings.home / "dbt" / "target"), "DBT_LOG_PATH": str(settings.home / "dbt" / "logs")}
     before = {name: os.environ.get(name) for name in wanted}
     os.environ.update(wanted)
     try:

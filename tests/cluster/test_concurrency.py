@@ -16,9 +16,7 @@ import sys
 import time
 from pathlib import Path
 
-import pytest
-
-from conftest import AUDIT, DIM, PROGRAM_CONFIG, PROGRAM_SOURCE, SENTINEL, D, T1, T2, T3, T4, on_cluster
+from conftest import AUDIT, DIM, PROGRAM_CONFIG, PROGRAM_SOURCE, SENTINEL, D, T1, T2, T3, T4
 from historize_tools import dbt_runner as dbt
 from historize_tools import demo
 from reference import MILLISECOND as MS
@@ -167,16 +165,6 @@ def expected(kind: str, race: str) -> dict:
     }[race]
 
 
-@pytest.fixture
-def thrift_port(project, running_cluster):
-    """The races run on the cluster: A and B are dbt invocations through its one Thrift
-    server, and the test's SQL goes there too."""
-    with on_cluster(running_cluster, project.schema):
-        demo.query(f"create schema if not exists {project.schema}")
-        yield running_cluster.thrift_port
-        demo.query(f"drop schema if exists {project.schema} cascade")
-
-
 def variables(load: tuple) -> dict:
     at, run_id, rows = load
     return {"load_timestamp": at.strftime("%Y-%m-%d %H:%M:%S"), "load_run_id": run_id, "load": rows}
@@ -201,26 +189,26 @@ def wait_until_held(run_a: subprocess.Popen, hold_dir: Path, models: list[str], 
         time.sleep(0.2)
 
 
-def test_a_run_overtaken_by_another_fails_cleanly_for_every_materialization(project, thrift_port, tmp_path):
+def test_a_run_overtaken_by_another_fails_cleanly_for_every_materialization(cluster_project, running_cluster, tmp_path):
     models = {f"{kind}_{race}": (kind, race) for kind in KINDS for race in RACES}
     for name, (kind, _) in models.items():
-        project.model(name, f"""
+        cluster_project.model(name, f"""
             {{{{ config({KINDS[kind][0]}) }}}}
             select src.* from {{{{ target.schema }}}}.src_{kind}_{{{{ var('load') }}}} as src
             """)
-    tables = Tables(project.schema)
+    tables = Tables(cluster_project.schema)
     for kind, (_, ddl) in KINDS.items():
         for load, rows in enumerate(LOADS[kind]):
             tables.create(f"src_{kind}_{load}", ddl, rows)
-    project.run("run", variables=variables((T1, "r1", 0)))
+    cluster_project.run("run", variables=variables((T1, "r1", 0)))
     read_versions = {name: tables.commits(name) - 1 for name in models}
 
     hold_dir = tmp_path / "hold"
     hold_dir.mkdir()
-    run_a = start_run_a(project, thrift_port, hold_dir, threads=len(models))
+    run_a = start_run_a(cluster_project, running_cluster.thrift_port, hold_dir, threads=len(models))
     wait_until_held(run_a, hold_dir, list(models))
     for race in RACES:
-        project.run("run", "--select", *(f"{kind}_{race}" for kind in KINDS), variables=variables(B_LOAD[race]))
+        cluster_project.run("run", "--select", *(f"{kind}_{race}" for kind in KINDS), variables=variables(B_LOAD[race]))
     # the race: every model of A read its table, then B wrote it, and A has not written yet
     assert run_a.poll() is None, "run A went on before run B ended"
     versions_after_b = {name: tables.versions(name) for name in models}
@@ -232,11 +220,11 @@ def test_a_run_overtaken_by_another_fails_cleanly_for_every_materialization(proj
         if name in REFUSES_OLDER:
             # B's later load landed: A is refused as a rerun would be, not told to retry
             assert (f"historize: model {name}: load_timestamp 2026-01-03 06:00:00.000000 is older than 2026-01-04 "
-                    f"06:00:00, the newest time already in {project.schema}.{name} (written by another run after "
+                    f"06:00:00, the newest time already in {cluster_project.schema}.{name} (written by another run after "
                     f"version {read_versions[name]}, which this run read); loads must come in time order. Nothing "
                     f"was written") in output, output
         else:
-            assert (f"historize: model {name}: {project.schema}.{name} was written by another run after version "
+            assert (f"historize: model {name}: {cluster_project.schema}.{name} was written by another run after version "
                     f"{read_versions[name]}, which this run read; nothing of this run was written to it. Rerun the "
                     f"model") in output, output
     assert {name: tables.versions(name) for name in models} == versions_after_b, "run A wrote"
@@ -248,12 +236,12 @@ def test_a_run_overtaken_by_another_fails_cleanly_for_every_materialization(proj
     # A rerun: after B's earlier load, it applies; after B's later one, it is refused
     # again (the Fivetran batch is applied); after the same load, it changes nothing
     versions_before_rerun = {name: tables.versions(name) for name in models}
-    rerun = project.run("run", variables=variables(A_LOAD), expect_success=False)
+    rerun = cluster_project.run("run", variables=variables(A_LOAD), expect_success=False)
     assert sorted(line.split(":", 1)[0] for line in dbt.failure_messages(rerun).splitlines()
                   if line.split(":", 1)[0] in models) == sorted(REFUSES_OLDER), dbt.failure_messages(rerun)
     for name in REFUSES_OLDER:
         assert (f"historize: model {name}: load_timestamp 2026-01-03 06:00:00.000000 is older than 2026-01-04 "
-                f"06:00:00, the newest time already in {project.schema}.{name}; loads must come in time order. "
+                f"06:00:00, the newest time already in {cluster_project.schema}.{name}; loads must come in time order. "
                 f"Nothing was written") in dbt.failure_messages(rerun)
     for name, (kind, race) in models.items():
         assert tables.rows(name, *SHOWN[kind]) == as_text(expected(kind, race)["after_rerun"]), name

@@ -13,6 +13,7 @@ from historize_tools import demo
 from historize_tools import dbt_runner as dbt
 
 from conftest import DEMO_SCHEMA as SCHEMA
+from conftest import DEMO_TABLES
 
 HISTORY_MODELS = ("rc_aw_product_hist", "fivetran_orders_history", "dim_program", "dim_player")
 # Statements dbt itself issues while a history model runs (its relation and column lookups),
@@ -77,6 +78,11 @@ def test_demo_product_history_is_the_readme_s(demo_run):
     # the demo's own layout is Spark's
     frame = dbt.spark().sql(f"select {demo.SHOWN[demo.EVOLVED]} from {table} order by {demo.ORDER[demo.EVOLVED]}")
     assert frame._jdf.showString(50, 0, False) == shown
+
+
+def test_demo_tables_are_the_expected_ones(demo_run):
+    # the tables the cluster's demo must end in too (tests/cluster/test_cluster.py)
+    assert demo.tables_text(SCHEMA) == DEMO_TABLES.read_text()
 
 
 def test_generated_sql_passes_lint(demo_run):
