@@ -259,7 +259,11 @@ def _worker_registered(settings: Settings) -> bool:
 
 
 def _port_free(port: int) -> bool:
+    """Whether a server could listen on the port: as the JVM's server sockets do, the
+    probe reuses an address whose only sockets are closed connections (TIME_WAIT, as a
+    killed server's connections stay for a minute)."""
     with socket.socket() as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             probe.bind((HOST, port))
             return True

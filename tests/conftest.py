@@ -268,6 +268,7 @@ def _session_started() -> bool:
 # only if the tests started it.
 @pytest.fixture(scope="session")
 def running_cluster() -> Iterator[cluster.Settings]:
+    dbt.environment()
     dbt.small_tables()  # a cluster the tests start has their settings (a running one keeps its own)
     settings = cluster.Settings.from_environment()
     started = not cluster.status(settings)[0]

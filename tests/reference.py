@@ -91,8 +91,11 @@ class FivetranVersion:
     active: bool
     synced: dt.datetime
 
-    def row(self) -> tuple:
-        return (*self.key, *self.data.values(), self.start, self.end, self.active, self.synced)
+    def row(self, columns: Sequence[str] | None = None) -> tuple:
+        """The version as a table row: its data in `columns`' order (NULL where it has no
+        such column: a column added after it was written), or as it was given."""
+        data = self.data.values() if columns is None else [self.data.get(c) for c in columns]
+        return (*self.key, *data, self.start, self.end, self.active, self.synced)
 
 
 @dataclass
@@ -120,15 +123,15 @@ class FivetranModel:
                     continue
                 if op == "update" and previous is None:
                     continue
-                filled = {c: (previous[c] if value == UNMODIFIED else value) for c, value in data.items()}
+                filled = {c: (previous.get(c) if value == UNMODIFIED else value) for c, value in data.items()}
                 if current is not None:
                     current.end, current.active = at - MILLISECOND, False
                 current = FivetranVersion(key, filled, at, TMAX, True, synced)
                 self.versions.append(current)
                 previous = filled
 
-    def rows(self) -> list[tuple]:
-        return sorted_rows(v.row() for v in self.versions)
+    def rows(self, columns: Sequence[str] | None = None) -> list[tuple]:
+        return sorted_rows(v.row(columns) for v in self.versions)
 
 
 def sorted_rows(rows: Iterable[Sequence[Any]]) -> list[tuple]:
@@ -142,7 +145,9 @@ TYPE6_SENTINEL = dt.datetime(9999, 12, 31, 23, 59, 59)
 @dataclass
 class Type6Model:
     """scd_type6's rules for one Type 0, one Type 1 and one Type 2 column with a
-    Type 3 previous value, deletes closing the current row."""
+    Type 3 previous value, and a Type 2 column `n` that may be added later (NULL in
+    the rows before it; NULLs do not count in the row's hash), deletes closing the
+    current row."""
 
     rows: list = field(default_factory=list)
 
@@ -150,21 +155,23 @@ class Type6Model:
         for row in self.rows:
             if row["current"] and row["key"] not in snapshot:
                 row.update(to=at, current=False, reason="deleted_in_source")
-        for key, (t0, t1, t2) in snapshot.items():
+        for key, (t0, t1, t2, *added) in snapshot.items():
+            n = added[0] if added else None
             history = sorted((r for r in self.rows if r["key"] == key), key=lambda r: r["version"])
             current = next((r for r in history if r["current"]), None)
             if history and history[-1]["t1"] != t1:
                 for row in history:
                     row["t1"] = t1
-            if current is not None and row_hash({"t2": current["t2"]}) == row_hash({"t2": t2}):
+            if current is not None and row_hash({"t2": current["t2"], "n": current["n"]}) == row_hash({"t2": t2, "n": n}):
                 continue
             if current is not None:
                 current.update(to=at, current=False)
             self.rows.append({
                 "key": key, "t0": history[0]["t0"] if history else t0, "t1": t1, "t2": t2,
                 "prev": history[-1]["t2"] if history else None, "from": at, "to": TYPE6_SENTINEL,
-                "current": True, "version": len(history) + 1, "reason": "source_load",
+                "current": True, "version": len(history) + 1, "reason": "source_load", "n": n,
             })
 
-    def table(self) -> list[tuple]:
-        return sorted_rows(tuple(r.values()) for r in self.rows)
+    def table(self, with_added: bool = False) -> list[tuple]:
+        """The rows, with `n` last if the table has that column."""
+        return sorted_rows(tuple(value for name, value in r.items() if with_added or name != "n") for r in self.rows)

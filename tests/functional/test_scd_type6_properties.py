@@ -12,21 +12,30 @@ import random
 from conftest import check_sequences, differing_groups, fewer_loads_and_keys, grouped_key, padded, random_snapshots
 from reference import Type6Model
 
-# A sequence is a list of snapshots {key: (type 0, type 1, type 2 value)}, keys 1..4.
+# A sequence is a list of snapshots {key: (type 0, type 1, type 2 value)}, keys 1..4; from
+# the third load on, a new column `n` (Type 2, as every column not listed) is a fourth value.
 VALUES = [None, "", "a", "b", "a|b", "'"]
 BASE = dt.datetime(2026, 1, 1, 6)
 SOURCE = "id int, t0 string, t1 string, t2 string"
+ADDED = ", n string"
+ADDED_AT = 2
 CONFIG = ("materialized='scd_type6', unique_key='id', type0_columns=['t0'], type1_columns=['t1'], "
           "type3_columns={'t2': 'prev'}")
 RERUN_AT = 1  # this load is also rerun: it must change nothing
 TABLES = ("dim",)
 EXAMPLES = [
     [{1: ("a", "a", "a")}, {}, {1: ("b", "b", None)}],
+    [{1: ("a", "a", "a"), 2: ("b", "b", "b")}, {1: ("a", "a", "a")}, {1: ("a", "a", "a", "n"), 2: ("b", "b", "b", None)}],
 ]
 
 
 def generate(rng: random.Random) -> list[dict]:
-    return random_snapshots(rng, lambda _: tuple(rng.choice(VALUES) for _ in range(3)))
+    return random_snapshots(rng, lambda number: tuple(rng.choice(VALUES) for _ in range(4 if number >= ADDED_AT else 3)))
+
+
+def as_loaded(values: tuple, number: int) -> tuple:
+    """A key's values as load `number` has them: `n` only from ADDED_AT on (NULL if not given)."""
+    return values[:3] + ((values[3] if len(values) > 3 else None,) if number >= ADDED_AT else ())
 
 
 def reductions(sequence: list[dict]):
@@ -50,30 +59,39 @@ def load_all(project, sequences: list[list[dict]]) -> set[int]:
     project.sql(f"drop table if exists {project.schema}.dim")
     project.model("dim", f"{{{{ config({CONFIG}) }}}} select * from {{{{ target.schema }}}}.src")
     model = Type6Model()
-    for number, load in enumerate(zip(*padded(sequences, lambda s: s[-1]))):
+    loads = list(zip(*padded(sequences, lambda s: s[-1])))
+    for number, load in enumerate(loads):
         at = BASE + dt.timedelta(days=number)
-        snapshot = {grouped_key(g, k): values for g, group_snapshot in enumerate(load) for k, values in group_snapshot.items()}
+        snapshot = {grouped_key(g, k): as_loaded(values, number)
+                    for g, group_snapshot in enumerate(load) for k, values in group_snapshot.items()}
         variables = {"load_timestamp": at.strftime("%Y-%m-%d %H:%M:%S")}
-        project.create_table("src", SOURCE, [(k, *v) for k, v in snapshot.items()])
+        project.create_table("src", source(number), [(k, *v) for k, v in snapshot.items()])
         project.run("run", variables=variables)
         model.load(snapshot, at)
         if number == RERUN_AT:
             with project.unchanged(*TABLES):
                 project.run("run", variables=variables)
-    refuse_bad_keys(project, snapshot, variables)
-    actual = project.table("dim", "id, t0, t1, t2, prev, effective_from, effective_to, current_flag, version, change_reason")
-    return differing_groups(actual, model.table())
+    refuse_bad_keys(project, snapshot, variables, len(loads) - 1)
+    with_added = len(loads) > ADDED_AT
+    actual = project.table("dim", "id, t0, t1, t2, prev, effective_from, effective_to, current_flag, version, change_reason"
+                           + (", n" if with_added else ""))
+    return differing_groups(actual, model.table(with_added))
 
 
-def refuse_bad_keys(project, snapshot: dict, variables: dict) -> None:
-    """The last load again with a key twice, then with a NULL key: refused, nothing written."""
+def source(number: int) -> str:
+    return SOURCE + (ADDED if number >= ADDED_AT else "")
+
+
+def refuse_bad_keys(project, snapshot: dict, variables: dict, number: int) -> None:
+    """Load `number` again with a key twice, then with a NULL key: refused, nothing written."""
     key = grouped_key(0, 9)  # a key no sequence has
     for extra, error in (
-        (((key, "a", "a", "a"), (key, "b", "b", "b")),
+        ([(key, ("a", "a", "a", "a")), (key, ("b", "b", "b", "b"))],
          f"unique_key (id) is duplicated for 1 key(s) in the select, e.g. ({key}) x2"),
-        (((None, "a", "a", "a"),), "unique_key (id) is NULL in 1 row(s) of the select"),
+        ([(None, ("a", "a", "a", "a"))], "unique_key (id) is NULL in 1 row(s) of the select"),
     ):
-        project.create_table("src", SOURCE, [(k, *v) for k, v in snapshot.items()] + list(extra))
+        rows = [(k, *v) for k, v in snapshot.items()] + [(k, *as_loaded(v, number)) for k, v in extra]
+        project.create_table("src", source(number), rows)
         with project.unchanged(*TABLES):
             check_error(project, variables, error)
 
