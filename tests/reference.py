@@ -56,9 +56,6 @@ class Scd2Model:
 
     versions: list = field(default_factory=list)
 
-    def open_version(self, key: tuple) -> Optional[Scd2Version]:
-        return next((v for v in self.versions if v.key == key and v.ended_at is None), None)
-
     def load(self, snapshot: Mapping[tuple, dict], at: dt.datetime, run_id: str) -> None:
         for version in self.versions:
             if version.ended_at is not None:
@@ -67,13 +64,12 @@ class Scd2Model:
                 version.ended_at, version.state, version.load_run_id = at, "deleted", run_id
             elif row_hash(snapshot[version.key]) != row_hash(version.attributes):
                 version.ended_at, version.state, version.load_run_id = at, "changed", run_id
+        still_open = {v.key for v in self.versions if v.ended_at is None}
+        closed_as_changed = {v.key for v in self.versions if v.ended_at == at and v.state == "changed"}
         for key, attributes in snapshot.items():
-            if self.open_version(key) is not None:
+            if key in still_open:
                 continue
-            closed_as_changed = any(
-                v.key == key and v.ended_at == at and v.state == "changed" for v in self.versions
-            )
-            state = "changed" if closed_as_changed else "new"
+            state = "changed" if key in closed_as_changed else "new"
             self.versions.append(Scd2Version(key, dict(attributes), at, None, state, run_id))
 
 
@@ -106,13 +102,19 @@ class FivetranModel:
 
     def apply(self, batch: Sequence[tuple]) -> None:
         """batch: (key tuple, op, start, data dict (UNMODIFIED marks a cell), synced) per event."""
-        for key in {event[0] for event in batch}:
-            events = sorted((e for e in batch if e[0] == key), key=lambda e: e[2])
+        by_key: dict[tuple, list] = {}
+        for event in batch:
+            by_key.setdefault(event[0], []).append(event)
+        versions_of: dict[tuple, list] = {}
+        for version in self.versions:
+            versions_of.setdefault(version.key, []).append(version)
+        for key, key_events in by_key.items():
+            events = sorted(key_events, key=lambda e: e[2])
             starts = [e[2] for e in events if e[1] in ("upsert", "update")]
             earliest = min(starts) if starts else None
             if earliest is not None:
-                self.versions = [v for v in self.versions if not (v.key == key and v.start >= earliest)]
-            remaining = sorted((v for v in self.versions if v.key == key), key=lambda v: v.start)
+                versions_of[key] = [v for v in versions_of.get(key, []) if v.start < earliest]
+            remaining = sorted(versions_of.get(key, []), key=lambda v: v.start)
             base = remaining[-1] if remaining else None
             current = base if base and (base.active or (earliest is not None and base.end >= earliest)) else None
             previous = dict(base.data) if base else None
@@ -127,8 +129,10 @@ class FivetranModel:
                 if current is not None:
                     current.end, current.active = at - MILLISECOND, False
                 current = FivetranVersion(key, filled, at, TMAX, True, synced)
-                self.versions.append(current)
+                remaining.append(current)
                 previous = filled
+            versions_of[key] = remaining
+        self.versions = [version for versions in versions_of.values() for version in versions]
 
     def rows(self, columns: Sequence[str] | None = None) -> list[tuple]:
         return sorted_rows(v.row(columns) for v in self.versions)
@@ -155,9 +159,12 @@ class Type6Model:
         for row in self.rows:
             if row["current"] and row["key"] not in snapshot:
                 row.update(to=at, current=False, reason="deleted_in_source")
+        rows_of: dict[Any, list] = {}
+        for row in self.rows:
+            rows_of.setdefault(row["key"], []).append(row)
         for key, (t0, t1, t2, *added) in snapshot.items():
             n = added[0] if added else None
-            history = sorted((r for r in self.rows if r["key"] == key), key=lambda r: r["version"])
+            history = sorted(rows_of.get(key, []), key=lambda r: r["version"])
             current = next((r for r in history if r["current"]), None)
             if history and history[-1]["t1"] != t1:
                 for row in history:
