@@ -15,8 +15,8 @@ step() {
 }
 
 # Two workers: the embedded Spark's tests in one (one JVM), the cluster's in the
-# other (their Spark runs in the cluster's JVMs); conftest.py groups them.
-step "pytest" python -m pytest --numprocesses 2 --dist loadgroup --durations=10 "$@"
+# other (their Spark runs in the cluster's JVMs); conftest.py schedules them so.
+step "pytest" python -m pytest --numprocesses 2 --durations=10 "$@"
 step "sqlfluff" sqlfluff lint models
 step "dbt-checkpoint checks" python -m historize_tools.checks
 exit "$status"

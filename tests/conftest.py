@@ -207,14 +207,22 @@ def report(new: int, changed: int, deleted: int, detail: str, written: int | Non
             "code": "written" if written else "nothing to write", "rows_affected": written}
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Under pytest-xdist's `--dist loadgroup`, every test of a folder that runs Spark
-    goes to one worker: the embedded Spark's tests (tests/functional) share one
-    SparkSession, the cluster's (tests/cluster) run beside them in another process."""
-    for item in items:
-        folder = item.path.parent.name
-        if folder in ("functional", "cluster"):
-            item.add_marker(pytest.mark.xdist_group(folder))
+# The folders whose tests run Spark: under pytest-xdist each goes to one worker as a whole.
+SPARK_FOLDERS = ("functional", "cluster")
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log):
+    """pytest-xdist's scheduling by scope, a folder of SPARK_FOLDERS being one scope: the
+    embedded Spark's tests (tests/functional) share one SparkSession in one worker, and
+    the cluster's (tests/cluster) run beside them in another; any other test goes anywhere."""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class BySparkFolder(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            folder = Path(nodeid.split("::")[0]).parent.name
+            return folder if folder in SPARK_FOLDERS else nodeid
+
+    return BySparkFolder(config, log)
 
 
 @pytest.fixture(scope="session")
