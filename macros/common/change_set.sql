@@ -3,7 +3,8 @@
     The change set is a session view of the rows a load writes, each with
     `_historize_action` (see README.md, "Vocabulary"): new, changed, deleted,
     unchanged, invalid. It is cached once per run, so the plan and the writes
-    read the same rows.
+    read the same rows; lazily, so that the plan query computes it and
+    counts it in one job.
 
     The plan is one row of counts of the change set by action, checked before
     anything is written: a load may not go back in time, and a rerun of a
@@ -20,11 +21,12 @@
 {% endmacro %}
 
 
-{#- Caches `changes_sql` as the session view `view`. -#}
+{#- Caches `changes_sql` as the session view `view`, on its first read (the
+    plan query's). -#}
 {% macro _stage_change_set(view, changes_sql) %}
   {{ historize._drop_session_view(view) }}
   {%- call statement('stage_' ~ view.identifier) -%}
-    cache table {{ view }} as
+    cache lazy table {{ view }} as
     {{ changes_sql }}
   {%- endcall -%}
 {% endmacro %}

@@ -13,10 +13,15 @@
     Its cost follows the open versions, not the history. -#}
 
 {#- The table's newest Delta version, and how many rows in `scope` (a
-    predicate on the table's rows as alias `guarded`; none: all) it holds. -#}
-{% macro _read_version(relation, scope=none) %}
+    predicate on the table's rows as alias `guarded`; none: all) it holds.
+    `counted=false` leaves the count to a change set that reads the whole
+    scope anyway (`_scope_rows_cte`, then `_with_scope_rows`). -#}
+{% macro _read_version(relation, scope=none, counted=true) %}
   {%- set history = run_query('describe history ' ~ relation ~ ' limit 1') -%}
   {%- set version = history.columns['version'].values()[0] | int -%}
+  {%- if not counted -%}
+    {{ return({'relation': relation, 'version': version, 'scope': scope, 'rows': none}) }}
+  {%- endif -%}
   {#- Counted on the table as it is now, not at `version` (time travel
       rebuilds that version's state, a cost of its own): a commit after
       `version` and before this count is seen by the guard as a row committed
@@ -36,6 +41,34 @@
 {% endmacro %}
 
 
+{#- The scope's rows counted in the change set's own query: one snapshot and
+    no query of its own. A commit between the version read and the change
+    set is then seen by the guard as a row committed after that version, or,
+    if it only removed rows from the scope, in both the change set and the
+    count. Each change set row carries the count (`_historize_scope_rows`); a
+    load whose change set is empty writes nothing and needs no guard. -#}
+{% macro _scope_rows_cte(target, scope) %}
+    scope_rows as (
+        select count(*) as _historize_scope_rows
+        from {{ target }} as guarded
+        where {{ scope }}
+    )
+{%- endmacro %}
+
+
+{#- The plan column of that count. -#}
+{% macro _scope_rows_column() %}
+            max(_historize_scope_rows) as scope_rows
+{%- endmacro %}
+
+
+{#- A read without its count (`counted=false`), completed by the plan's. -#}
+{% macro _with_scope_rows(read, plan) %}
+  {{ return({'relation': read.relation, 'version': read.version, 'scope': read.scope,
+             'rows': plan['scope_rows'] | int if plan['scope_rows'] is not none else none}) }}
+{% endmacro %}
+
+
 {#- The guard of a write's source, {'join', 'predicate'}: `join` adds a one-row
     relation whose column is true while the rows in scope of the relation
     `read` was taken from are those of that version (as many, none committed
@@ -47,6 +80,9 @@
     retry. -#}
 {% macro _unchanged_since(read, cfg) %}
   {%- set relation = read.relation -%}
+  {%- if read.rows is none -%}
+    {{ exceptions.raise_compiler_error("historize: a write of " ~ relation ~ " was guarded by a read without its count") }}
+  {%- endif -%}
   {%- set conflict = "historize: model " ~ cfg.model_name ~ ": " ~ relation ~ " was written by another run after version "
       ~ read.version ~ ", which this run read; nothing of this run was written to it. Rerun the model" -%}
   {%- set qualifier = 'guarded.' if read.scope else '' -%}

@@ -1,14 +1,16 @@
 {#- The plan of an scd2_hist load and the statements that carry it out. -#}
 
 {#- One row: the change set's counts by action (and of changed keys that have
-    an open version to close), the rerun conflicts, and the newest instant
-    already in the table. -#}
+    an open version to close), the rerun conflicts, the open versions the
+    change set read (the guard's count), and the newest instant already in
+    the table. -#}
 {% macro _scd2_hist_plan_sql(cfg, target, changes) %}
   {%- set counted -%}
         select
             {{ historize._action_count_columns(['invalid', 'new', 'changed', 'deleted']) }},
             coalesce(sum(case when _historize_action = 'changed' and _historize_has_open then 1 else 0 end), 0) as changed_open,
-            {{ historize._rerun_conflict_columns(cfg.unique_key | length, '_historize_open_started_at') }}
+            {{ historize._rerun_conflict_columns(cfg.unique_key | length, '_historize_open_started_at') }},
+            {{ historize._scope_rows_column() }}
         from {{ changes }}
   {%- endset -%}
   {#- A closed version began before it ended, so the newest instant is the
@@ -34,6 +36,7 @@
   {{ historize._assert_valid_keys(row, changes, cfg) }}
   {{ historize._assert_plan_applicable(row, cfg, target, 'version') }}
   {{ return({
+      'scope_rows': row['scope_rows'],
       'new': row['new'] | int,
       'changed': row['changed'] | int,
       'changed_open': row['changed_open'] | int,

@@ -102,10 +102,16 @@
             on {{ historize._key_join(keys, 'src', 'open_versions') }}
         left join closed_as_changed_by_this_load
             on {{ historize._key_join(keys, 'src', 'closed_as_changed_by_this_load') }}
-    )
+    ),
 
-    select * from classified
-    where _historize_action <> 'unchanged'
+    {{ historize._scope_rows_cte(target, cfg.guard_scope) }}
+
+    select
+        classified.*,
+        scope_rows._historize_scope_rows
+    from classified
+    cross join scope_rows
+    where classified._historize_action <> 'unchanged'
 {% endmacro %}
 
 

@@ -38,12 +38,13 @@
         none if columns.has_row_hash else historize._scd2_hist_rehash_sql(cfg, target_relation, columns.attributes)) }}
 
     {#- Every write fails if another run writes the table after this read. -#}
-    {%- set read = historize._read_version(target_relation, cfg.guard_scope) -%}
+    {%- set read = historize._read_version(target_relation, cfg.guard_scope, counted=false) -%}
     {{ historize._stage_change_set(changes_view,
         historize._scd2_hist_changes_sql(cfg, target_relation, source_view, columns.business)) }}
     {%- set plan = historize._scd2_hist_plan(cfg, target_relation, changes_view) -%}
     {{ historize._write_or_noop(cfg, plan.writes,
-        historize._scd2_hist_statements(cfg, plan, target_relation, changes_view, columns.business), read) }}
+        historize._scd2_hist_statements(cfg, plan, target_relation, changes_view, columns.business),
+        historize._with_scope_rows(read, plan)) }}
     {{ historize._report_load(cfg, plan, plan.writes, cfg.strategy) }}
   {%- endif -%}
 

@@ -101,10 +101,16 @@
             on {% for name in keys -%}
                 key_summary.{{ q(name) }} = coalesce(src.{{ q(name) }}, current_rows.{{ q(name) }}){{ ' and ' if not loop.last }}
             {%- endfor %}
-    )
+    ),
 
-    select * from classified
-    where _historize_action <> 'unchanged' or _historize_type1_changed
+    {{ historize._scope_rows_cte(target, cfg.guard_scope) }}
+
+    select
+        classified.*,
+        scope_rows._historize_scope_rows
+    from classified
+    cross join scope_rows
+    where classified._historize_action <> 'unchanged' or classified._historize_type1_changed
 {% endmacro %}
 
 
@@ -115,7 +121,8 @@
         select
             {{ historize._action_count_columns(['invalid', 'new', 'changed', 'deleted']) }},
             coalesce(sum(case when _historize_type1_changed then 1 else 0 end), 0) as type1_changed,
-            {{ historize._rerun_conflict_columns(cfg.unique_key | length, '_historize_current_from') }}
+            {{ historize._rerun_conflict_columns(cfg.unique_key | length, '_historize_current_from') }},
+            {{ historize._scope_rows_column() }}
         from {{ changes }}
   {%- endset -%}
   {%- set newest -%}

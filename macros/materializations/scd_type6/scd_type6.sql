@@ -49,7 +49,7 @@
   {%- endif -%}
 
   {#- Both writes fail if another run writes the dimension after this read. -#}
-  {%- set read = historize._read_version(target_relation, cfg.guard_scope) -%}
+  {%- set read = historize._read_version(target_relation, cfg.guard_scope, counted=false) -%}
   {{ historize._stage_change_set(changes_view,
       historize._scd_type6_changes_sql(cfg, target_relation, source_view, columns)) }}
   {%- set plan = run_query(historize._scd_type6_plan_sql(cfg, target_relation, changes_view)).rows[0] -%}
@@ -57,7 +57,8 @@
   {{ historize._assert_plan_applicable(plan, cfg, target_relation, 'current row') }}
   {%- set writes = plan['new'] + plan['changed'] + plan['deleted'] + plan['type1_changed'] -%}
   {{ historize._write_or_noop(cfg, writes,
-      historize._scd_type6_statements(cfg, target_relation, audit_relation, changes_view, columns), read) }}
+      historize._scd_type6_statements(cfg, target_relation, audit_relation, changes_view, columns),
+      historize._with_scope_rows(read, plan)) }}
   {{ historize._report_load(cfg, plan, writes, plan['type1_changed'] ~ " Type 1 changed") }}
 
   {{ historize._drop_session_views(relations) }}
