@@ -15,7 +15,7 @@
 {#- The table's newest Delta version, and how many rows in `scope` (a
     predicate on the table's rows as alias `guarded`; none: all) it holds.
     `counted=false` leaves the count to a change set that reads the whole
-    scope anyway (`_scope_rows_cte`, then `_with_scope_rows`). -#}
+    scope anyway (`_classified_with_scope_rows`, then `_with_scope_rows`). -#}
 {% macro _read_version(relation, scope=none, counted=true) %}
   {%- set history = run_query('describe history ' ~ relation ~ ' limit 1') -%}
   {%- set version = history.columns['version'].values()[0] | int -%}
@@ -41,18 +41,27 @@
 {% endmacro %}
 
 
-{#- The scope's rows counted in the change set's own query: one snapshot and
-    no query of its own. A commit between the version read and the change
-    set is then seen by the guard as a row committed after that version, or,
-    if it only removed rows from the scope, in both the change set and the
-    count. Each change set row carries the count (`_historize_scope_rows`); a
-    load whose change set is empty writes nothing and needs no guard. -#}
-{% macro _scope_rows_cte(target, scope) %}
+{#- The end of a change set query that reads every row in the guard's
+    scope: its `classified` rows kept by `keep`, each with the scope's rows
+    counted in the same query (`_historize_scope_rows`), one snapshot and no
+    query of its own. A commit between the version read and the change set
+    is then seen by the guard as a row committed after that version, or, if
+    it only removed rows from the scope, in both the change set and the
+    count. A load whose change set is empty writes nothing and needs no
+    guard. -#}
+{% macro _classified_with_scope_rows(target, scope, keep) %}
     scope_rows as (
         select count(*) as _historize_scope_rows
         from {{ target }} as guarded
         where {{ scope }}
     )
+
+    select
+        classified.*,
+        scope_rows._historize_scope_rows
+    from classified
+    cross join scope_rows
+    where {{ keep }}
 {%- endmacro %}
 
 

@@ -104,14 +104,8 @@
             on {{ historize._key_join(keys, 'src', 'closed_as_changed_by_this_load') }}
     ),
 
-    {{ historize._scope_rows_cte(target, cfg.guard_scope) }}
-
-    select
-        classified.*,
-        scope_rows._historize_scope_rows
-    from classified
-    cross join scope_rows
-    where classified._historize_action <> 'unchanged'
+    {{ historize._classified_with_scope_rows(target, cfg.guard_scope,
+        "classified._historize_action <> 'unchanged'") }}
 {% endmacro %}
 
 

@@ -103,14 +103,8 @@
             {%- endfor %}
     ),
 
-    {{ historize._scope_rows_cte(target, cfg.guard_scope) }}
-
-    select
-        classified.*,
-        scope_rows._historize_scope_rows
-    from classified
-    cross join scope_rows
-    where classified._historize_action <> 'unchanged' or classified._historize_type1_changed
+    {{ historize._classified_with_scope_rows(target, cfg.guard_scope,
+        "classified._historize_action <> 'unchanged' or classified._historize_type1_changed") }}
 {% endmacro %}
 
 
