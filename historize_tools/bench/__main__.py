@@ -11,7 +11,7 @@ from pathlib import Path
 from historize_tools import dbt_runner as dbt
 from historize_tools.bench import SCHEMA
 from historize_tools.bench import __doc__ as DESCRIPTION
-from historize_tools.bench.cases import MEASURED_AT, fivetran_case, invariant_tests_case, scd2_case, small_models_case, type6_case
+from historize_tools.bench.cases import MEASURED_AT, backfill_case, fivetran_case, invariant_tests_case, scd2_case, small_models_case, type6_case
 from historize_tools.bench.contenders import (BENCH_YML, MODELS, PROJECT_YML, SCD2_CONTENDERS, SMALL_MODEL, SMALL_SNAPSHOT,
                                               SNAPSHOT)
 from historize_tools.bench.report import chart, markdown_table, profile_table, summarize
@@ -21,7 +21,7 @@ def numbers(text: str, kind=float) -> list:
     return [kind(part) for part in text.split(",") if part]
 
 
-SERIES = ("size", "small_models", "fivetran", "scd_type6", "rate", "depth", "deep")
+SERIES = ("size", "small_models", "fivetran", "scd_type6", "backfill", "rate", "depth", "deep")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -40,6 +40,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--fivetran-versions", type=int, default=1_000_000)
     parser.add_argument("--fivetran-events", type=int, default=100_000)
     parser.add_argument("--type6-keys", type=int, default=100_000)
+    parser.add_argument("--backfill-keys", type=int, default=100_000, help="N of the late-load case")
+    parser.add_argument("--backfill-days", type=int, default=5, help="daily loads of the late-load case; the middle one comes late")
     parser.add_argument("--repeat", type=int, default=5, help="repetitions up to 100,000 keys")
     parser.add_argument("--repeat-large", type=int, default=3, help="repetitions above 100,000 keys")
     parser.add_argument("--seed", type=int, default=7)
@@ -65,6 +67,7 @@ def main(argv: list[str] | None = None) -> int:
         args.keys, args.series_keys, args.depths, args.rates, args.repeat = "1000", 1000, "2", "0", 1
         args.deep_keys, args.deep_depth, args.small_models, args.small_keys = 1000, 2, 2, 100
         args.fivetran_versions, args.fivetran_events, args.type6_keys = 400, 100, 1000
+        args.backfill_keys, args.backfill_days = 1000, 3
         if args.output == dbt.ROOT / "bench" / "results.json":
             args.output = dbt.ROOT / "bench" / "results" / "tmp" / "quick.json"
 
@@ -109,6 +112,9 @@ def main(argv: list[str] | None = None) -> int:
                            repeat(args.fivetran_versions), args.seed), "fivetran")
     if "scd_type6" in series:
         keep(type6_case(session, project, args.type6_keys, repeat(args.type6_keys), args.seed), "scd_type6")
+    if "backfill" in series:
+        keep(backfill_case(session, project, args.backfill_keys, args.attributes, args.backfill_days,
+                           args.backfill_days // 2, repeat(args.backfill_keys), args.seed), "backfill")
     for rate in numbers(args.rates) if "rate" in series else []:
         other = 0.01 if rate > 0 else 0.0
         keep(scd2_case(session, project, args.series_keys, depth=1, changed=rate, deleted=other, new=other,

@@ -1,5 +1,6 @@
 """The measured cases: an SCD2 load, many small models in one run, a Fivetran
-batch, a Type 6 load, and the invariant tests on a deep history."""
+batch, a Type 6 load, a missed day loaded late, and the invariant tests on a
+deep history."""
 from __future__ import annotations
 
 import statistics
@@ -9,7 +10,7 @@ from pathlib import Path
 from historize_tools import dbt_runner as dbt
 from historize_tools.bench import SCHEMA
 from historize_tools.bench.contenders import dbt_load, load_into, lower_bound, pyspark_fivetran, pyspark_type6
-from historize_tools.bench.data import generate_fivetran, generate_type6, make_snapshot
+from historize_tools.bench.data import generate_fivetran, generate_type6, make_daily_snapshot, make_snapshot
 from historize_tools.bench.measure import (Contender, Profile, assert_same_history, delta_version, history_signature,
                                            query_signature, race, restore)
 
@@ -127,6 +128,52 @@ def small_models_case(session, project: Path, models: int, keys: int, threads: t
             results.append(result)
     assert_same_history(["small_hist_00", "small_snap_00"],
                         lambda name: history_signature(session, name, [f"a{i}" for i in range(6)]), {"small": keys})
+    return results
+
+
+def backfill_case(session, project: Path, keys: int, attributes: int, days: int, late_day: int, repeat: int,
+                  seed: int) -> list[dict]:
+    """A missed day loaded late: `days` daily snapshots loaded in order but for
+    `late_day`, which then comes late (scd2_hist with out_of_order='reconcile';
+    its table and the load ledger restored between repetitions), against
+    rebuilding the history from all the snapshots in order. Checks that both
+    hold the same history, every version's interval, state and run id."""
+    for day in range(days):
+        make_daily_snapshot(session, f"daily_{day}", keys, attributes, seed, day)
+    for name in ("backfill_hist", "rebuilt_hist", "historize_loads"):
+        session.sql(f"drop table if exists {SCHEMA}.{name}")
+
+    def at(day: int) -> str:
+        return f"2026-03-{day + 1:02d} 00:00:00"
+
+    for day in range(days):
+        if day != late_day:
+            dbt_load(project, "backfill_hist", f"daily_{day}", at(day))
+    late, ledger = f"{SCHEMA}.backfill_hist", f"{SCHEMA}.historize_loads"
+    bases = {late: delta_version(session, late), ledger: delta_version(session, ledger)}
+
+    def restore_late() -> int:
+        restore(session, ledger, bases[ledger])
+        return restore(session, late, bases[late])
+
+    def drop_rebuilt() -> int:
+        session.sql(f"drop table if exists {SCHEMA}.rebuilt_hist")
+        return -1  # every commit of the rebuilt table is the rebuild's
+
+    def rebuild(profile) -> None:
+        for day in range(days):
+            dbt_load(project, "rebuilt_hist", f"daily_{day}", at(day), profile)
+
+    racing = [
+        Contender("scd2_hist_late_load", late, reset=restore_late,
+                  load=lambda profile: dbt_load(project, "backfill_hist", f"daily_{late_day}", at(late_day), profile)),
+        Contender("rebuild_from_snapshots", f"{SCHEMA}.rebuilt_hist", reset=drop_rebuilt, load=rebuild),
+    ]
+    case = {"keys": keys, "days": days, "late_day": late_day, "versions_before": session.table(late).count()}
+    results = race(session, racing, repeat, **case)
+    columns = ", ".join(f"a{i}" for i in range(attributes))
+    assert_same_history(["backfill_hist", "rebuilt_hist"], query_signature(session, (
+        f"select id, {columns}, version_started_at, version_ended_at, version_state, load_run_id from {{table}}")), case)
     return results
 
 

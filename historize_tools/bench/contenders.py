@@ -157,6 +157,11 @@ PROJECT_YML = dbt.project_yml("bench")
 MODELS = {
     "scd2_hist": "{{ config(materialized='scd2_hist', unique_key='id') }}\n"
                  "select * from historize_bench.{{ var('snapshot') }}\n",
+    # a missed day loaded late, against rebuilding the history from every snapshot
+    "backfill_hist": "{{ config(materialized='scd2_hist', unique_key='id', meta={'out_of_order': 'reconcile'}) }}\n"
+                     "select * from historize_bench.{{ var('snapshot') }}\n",
+    "rebuilt_hist": "{{ config(materialized='scd2_hist', unique_key='id') }}\n"
+                    "select * from historize_bench.{{ var('snapshot') }}\n",
     "fivetran_bench": "{{ config(materialized='fivetran_history', unique_key='id', meta={'unmodified_string': 'unmod'}) }}\n"
                       "select * from historize_bench.{{ var('snapshot') }}\n",
     "type6_bench": "{{ config(materialized='scd_type6', unique_key='id', meta={'type0_columns': ['created_on'], "

@@ -35,6 +35,20 @@ def make_snapshot(session, name: str, keys: int, attributes: int, seed: int, bas
     """)
 
 
+def make_daily_snapshot(session, name: str, keys: int, attributes: int, seed: int, day: int) -> None:
+    """Day `day` of a daily series: on each day a tenth of the keys change (a key's
+    version counts its changes so far), a hundredth are absent (back the next day),
+    and N / 100 new keys arrive."""
+    changes = " + ".join(f"case when abs(xxhash64(id, {seed}, {d}, 'change')) % 10 = 0 then 1 else 0 end"
+                         for d in range(1, day + 1)) or "0"
+    session.sql(f"""
+        create or replace table {SCHEMA}.{name} using delta as
+        select id, {attribute_columns(attributes, seed, changes)}
+        from range({keys + keys // 100 * day})
+        where abs(xxhash64(id, {seed}, {day}, 'absent')) % 100 <> 0
+    """)
+
+
 FIVETRAN_TMAX = "timestamp'9999-12-31 23:59:59.999+00:00'"
 
 

@@ -50,6 +50,10 @@ def summarize(results: list[dict]) -> dict:
         summary["no_change_commits"] = next(r["commits"] for r in unchanged if r["contender"] == "scd2_hist")
         summary["no_change_over_lower_bound"] = ratio(seconds("scd2_hist", series="rate", changed=0.0),
                                                       seconds("lower_bound", series="rate", changed=0.0))
+    backfill = [r for r in results if r.get("series") == "backfill"]
+    if backfill:
+        summary["late_load_over_rebuild"] = ratio(seconds("scd2_hist_late_load", series="backfill"),
+                                                  seconds("rebuild_from_snapshots", series="backfill"))
     summary["fivetran_history_over_pyspark"] = ratio(seconds("fivetran_history"), seconds("pyspark_fivetran"))
     summary["scd_type6_over_pyspark"] = ratio(seconds("scd_type6"), seconds("pyspark_type6"))
     small = [r for r in results if r.get("series") == "small_models"]
@@ -99,6 +103,9 @@ def markdown_table(results: list[dict]) -> str:
         if r.get("series") == "small_models":
             load = (f"{r['models']} models of N={r['keys']:,} in one run, threads {r['threads']}; per model "
                     f"{r['statements_per_model']:g} statements, {r['statement_seconds_per_model']:.2f} s")
+        elif r.get("series") == "backfill":
+            load = (f"N={r['keys']:,}, day {r['late_day'] + 1} of {r['days']} daily loads late "
+                    f"({r['versions_before']:,} versions before it)")
         elif "versions" in r:
             load = f"{r['events']:,} events onto {r['versions']:,} versions"
         elif "type2_changed" in r:

@@ -7,8 +7,18 @@
   }) -%}
   {%- set strategy = historize._read_option('strategy', 'merge') -%}
   {{ historize._assert_one_of('strategy', strategy, ['merge', 'ordered']) }}
+  {#- refuse: a load older than the table's newest is refused. reconcile: it is
+      applied where it belongs in time (_scd2_hist_reconcile.sql), which needs
+      the record of every load (load_ledger.sql) and the one-MERGE strategy. -#}
+  {%- set out_of_order = historize._read_option('out_of_order', 'refuse') -%}
+  {{ historize._assert_one_of('out_of_order', out_of_order, ['refuse', 'reconcile']) }}
+  {%- if out_of_order == 'reconcile' and strategy != 'merge' and execute -%}
+    {{ exceptions.raise_compiler_error("historize: model " ~ cfg.model_name ~ ": out_of_order 'reconcile' needs "
+        ~ "strategy 'merge' (a late load rewrites versions after it in one MERGE); strategy is '" ~ strategy ~ "'") }}
+  {%- endif -%}
   {%- do cfg.update({
       'strategy': strategy,
+      'out_of_order': out_of_order,
       'valid_from': 'version_started_at',
       'valid_to': 'version_ended_at',
       'state': 'version_state',

@@ -10,6 +10,9 @@
 
   {{ run_hooks(pre_hooks) }}
 
+  {#- The record of every load, which a late load needs. -#}
+  {%- set ledger = historize._load_ledger(target_relation) if cfg.out_of_order == 'reconcile' else none -%}
+
   {{ historize._log_full_refresh(cfg.model_name) }}
 
   {#- The select as a view, with its row_hash; its columns decide the attributes. -#}
@@ -26,7 +29,8 @@
         select_sql=historize._scd2_hist_first_load_sql(cfg, source_view, columns.business), name='main',
         partition_by=cfg.partition_by) }}
     {%- set created = run_query("select count(*) as created_keys from " ~ target_relation).rows[0]["created_keys"] -%}
-    {{ historize._report_load(cfg, {'new': created}, created, "created " ~ target_relation) }}
+    {%- set plan = {'new': created, 'writes': created} -%}
+    {{ historize._report_load(cfg, plan, created, "created " ~ target_relation) }}
   {%- else -%}
     {#- Keys are checked with the change set below (one read of the select),
         unless the table must change first. -#}
@@ -37,15 +41,26 @@
     {{ historize._rehash_after_schema_change(synced.plan, target_relation,
         none if columns.has_row_hash else historize._scd2_hist_rehash_sql(cfg, target_relation, columns.attributes)) }}
 
-    {#- Every write fails if another run writes the table after this read. -#}
-    {%- set read = historize._read_version(target_relation, cfg.guard_scope, counted=false) -%}
-    {{ historize._stage_change_set(changes_view,
-        historize._scd2_hist_changes_sql(cfg, target_relation, source_view, columns.business)) }}
-    {%- set plan = historize._scd2_hist_plan(cfg, target_relation, changes_view) -%}
-    {{ historize._write_or_noop(cfg, plan.writes,
-        historize._scd2_hist_statements(cfg, plan, target_relation, changes_view, columns.business),
-        historize._with_scope_rows(read, plan)) }}
-    {{ historize._report_load(cfg, plan, plan.writes, cfg.strategy) }}
+    {#- With out_of_order='reconcile', a load before the newest one is applied where it belongs. -#}
+    {%- set timeline = historize._load_timeline(cfg, target_relation, ledger) if ledger else none -%}
+    {%- if timeline and timeline.newest and timeline.newest > historize.load_timestamp() -%}
+      {%- set plan = historize._scd2_hist_load_late(cfg, target_relation, relations, columns.business, timeline) -%}
+      {{ historize._report_load(cfg, plan, plan.new + plan.changed + plan.deleted, "late, before " ~ timeline.next) }}
+    {%- else -%}
+      {#- Every write fails if another run writes the table after this read. -#}
+      {%- set read = historize._read_version(target_relation, cfg.guard_scope, counted=false) -%}
+      {{ historize._stage_change_set(changes_view,
+          historize._scd2_hist_changes_sql(cfg, target_relation, source_view, columns.business)) }}
+      {%- set plan = historize._scd2_hist_plan(cfg, target_relation, changes_view) -%}
+      {{ historize._write_or_noop(cfg, plan.writes,
+          historize._scd2_hist_statements(cfg, plan, target_relation, changes_view, columns.business),
+          historize._with_scope_rows(read, plan)) }}
+      {{ historize._report_load(cfg, plan, plan.writes, cfg.strategy) }}
+    {%- endif -%}
+  {%- endif -%}
+
+  {%- if ledger -%}
+    {{ historize._record_load(ledger, cfg, target_relation, 'written' if plan.writes > 0 else 'nothing to write', plan) }}
   {%- endif -%}
 
   {{ historize._drop_session_views(relations) }}
