@@ -38,6 +38,8 @@ SHOWN = {
     "source_batch_id",
     "historize_demo.dim_player": "player_id, birth_date, email, phone, tier, home_property, risk_score, "
     "effective_from, effective_to, current_flag, version, change_reason",
+    "historize_demo.historize_loads": "table_name, load_timestamp, load_run_id, outcome, new_keys, changed_keys, "
+    "deleted_keys",
 }
 ORDER = {
     "historize_demo.rc_aw_product_hist": "product_id, version_started_at",
@@ -48,6 +50,7 @@ ORDER = {
     "historize_demo.dim_program": "program_id, version",
     "historize_demo.dim_program_audit": "change_ts, program_id",
     "historize_demo.dim_player": "player_id, version",
+    "historize_demo.historize_loads": "load_timestamp",
 }
 
 

@@ -35,7 +35,8 @@ ensure_venv() {
   if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
     log "installing pinned dependencies (first run: a few minutes)"
     "$venv/bin/python" -m pip install --quiet --upgrade pip
-    "$venv/bin/python" -m pip install --quiet -e "$HISTORIZE_HOME"
+    # with the Dagster example's extra, which its test needs
+    "$venv/bin/python" -m pip install --quiet -e "$HISTORIZE_HOME[dagster]"
     echo "$want" > "$stamp"
   fi
   export PATH="$venv/bin:$PATH"

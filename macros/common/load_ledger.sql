@@ -153,7 +153,7 @@
     left join runs as known_run
         on known_run.load_at = {{ at }}
     left join runs as next_run
-        on next_run.load_at = summary.next_at
+        on summary.next_at = next_run.load_at
   {%- endset -%}
   {%- set row = run_query(query).rows[0] -%}
   {{ return({'newest': row['newest'], 'known': row['known'], 'known_run_id': row['known_run_id'],

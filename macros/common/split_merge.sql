@@ -43,3 +43,17 @@
     ) as chg
     on {{ historize._split_merge_condition(keys, 'hist', 'chg') }}
 {%- endmacro %}
+
+
+{#- The head of a MERGE into `target` (alias `hist`) from the change set
+    `changes` as it is (alias `chg`), guarded; the caller adds the key
+    condition and the when-clauses. -#}
+{% macro _guarded_merge_into(target, changes, guard) %}
+    merge into {{ target }} as hist
+    using (
+        select chg.*
+        from {{ changes }} as chg
+        {{ guard.join }}
+        where {{ guard.predicate }}
+    ) as chg
+{%- endmacro %}

@@ -78,6 +78,9 @@ def test_demo_product_history_is_the_readme_s(demo_run):
     # the demo's own layout is Spark's
     frame = dbt.spark().sql(f"select {demo.SHOWN[demo.EVOLVED]} from {table} order by {demo.ORDER[demo.EVOLVED]}")
     assert frame._jdf.showString(50, 0, False) == shown
+    ledger = "historize_demo.historize_loads"
+    assert demo.table_text(ledger.replace("historize_demo.", f"{SCHEMA}_demo."), demo.SHOWN[ledger],
+                           demo.ORDER[ledger]) == readme_block(ledger)
 
 
 def test_demo_tables_are_the_expected_ones(demo_run):

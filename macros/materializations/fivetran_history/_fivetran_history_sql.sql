@@ -253,13 +253,7 @@
   {%- set keys = cfg.unique_key -%}
   {%- set data_columns = columns.data -%}
   {%- set written = data_columns + [cfg.valid_to, cfg.current_flag, cfg.synced] -%}
-    merge into {{ target }} as hist
-    using (
-        select chg.*
-        from {{ changes }} as chg
-        {{ guard.join }}
-        where {{ guard.predicate }}
-    ) as chg
+    {{ historize._guarded_merge_into(target, changes, guard) }}
     on {{ historize._key_join(keys, 'hist', 'chg') }}
         and hist.{{ historize._quote(cfg.valid_from) }} = chg.{{ historize._quote(cfg.valid_from) }}
     when matched and chg._historize_action = 'deleted' then delete

@@ -268,13 +268,7 @@
   {%- for name in columns -%}
     {%- do assignments.append(historize._quote(name) ~ ' = ' ~ historize._qualified(name, 'chg')) -%}
   {%- endfor -%}
-    merge into {{ target }} as hist
-    using (
-        select chg.*
-        from {{ changes }} as chg
-        {{ guard.join }}
-        where {{ guard.predicate }}
-    ) as chg
+    {{ historize._guarded_merge_into(target, changes, guard) }}
     on hist.{{ historize._quote(cfg.version_key) }} = chg._historize_merge_key
         and {{ historize._scd2_hist_reconcile_scope(cfg, 'hist') }}
     when matched then update set

@@ -1,0 +1,1 @@
+"""The demo's product history as Dagster assets (dagster-dbt): see definitions.py."""
