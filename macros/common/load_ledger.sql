@@ -32,18 +32,25 @@
   {%- set ledger = api.Relation.create(database=target.database, schema=target.schema,
         identifier='historize_loads', type='table') -%}
   {%- if adapter.get_relation(database=target.database, schema=target.schema, identifier='historize_loads') is none -%}
-    {%- set columns = [] -%}
-    {%- for name, data_type in historize._load_ledger_columns() -%}
-      {%- do columns.append(name ~ ' ' ~ data_type) -%}
-    {%- endfor -%}
-    {%- call statement('create_load_ledger') -%}
-      create table if not exists {{ ledger }} (
-          {{ columns | join(',\n          ') }}
-      ) using delta
-    {%- endcall -%}
+    {{ historize._create_ledger(ledger, historize._load_ledger_columns()) }}
     {%- do adapter.cache_added(ledger) -%}
   {%- endif -%}
   {{ return(ledger) }}
+{% endmacro %}
+
+
+{#- Creates a ledger (this one, or the run ledger) with its (name, type)
+    columns, unless it exists. -#}
+{% macro _create_ledger(ledger, columns) %}
+  {%- set definitions = [] -%}
+  {%- for name, data_type in columns -%}
+    {%- do definitions.append(name ~ ' ' ~ data_type) -%}
+  {%- endfor -%}
+  {%- call statement('create_' ~ ledger.identifier) -%}
+    create table if not exists {{ ledger }} (
+        {{ definitions | join(',\n        ') }}
+    ) using delta
+  {%- endcall -%}
 {% endmacro %}
 
 
