@@ -24,12 +24,19 @@
   {%- if not execute -%}
     {{ return('') }}
   {%- endif -%}
-  {%- set rows_by_schema = {} -%}
-  {%- set zone = run_query('select current_timezone()').rows[0][0] -%}
+  {%- set runs = [] -%}
   {%- for result in results
         if result.node.resource_type == 'model'
         and result.node.config.materialized in ('scd2_hist', 'scd_type6', 'fivetran_history')
         and result.status in ('success', 'error') -%}
+    {%- do runs.append(result) -%}
+  {%- endfor -%}
+  {%- if not runs -%}
+    {{ return('') }}
+  {%- endif -%}
+  {%- set rows_by_schema = {} -%}
+  {%- set zone = run_query('select current_timezone()').rows[0][0] -%}
+  {%- for result in runs -%}
     {%- set key = (result.node.database, result.node.schema) -%}
     {%- do rows_by_schema.setdefault(key, []).append(historize._run_row(result, zone)) -%}
   {%- endfor -%}
