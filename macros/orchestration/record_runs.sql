@@ -191,12 +191,3 @@
   {%- endif -%}
   {{ return(at.astimezone(modules.pytz.utc).replace(tzinfo=none)) }}
 {% endmacro %}
-
-
-{#- A naive UTC datetime as a SQL timestamp literal, or null. -#}
-{% macro _utc_literal(value) %}
-  {%- if value is none -%}
-    {{ return('null') }}
-  {%- endif -%}
-  {{ return("timestamp'" ~ value.strftime('%Y-%m-%d %H:%M:%S.%f') ~ "+00:00'") }}
-{% endmacro %}
