@@ -34,6 +34,9 @@ from historize_tools.dbt_runner import ROOT
 HOST = "127.0.0.1"
 THRIFT_SERVER_CLASS = "org.apache.spark.sql.hive.thriftserver.HiveThriftServer2"
 DELTA_JARS = ("delta-spark_4.2_2.13-4.4.0.jar", "delta-storage-4.4.0.jar")
+# Hive's function registry needs it and Spark 4's distribution leaves it out: without
+# it, a session close that initialises the registry fails (scripts/setup.sh fetches it).
+HIVE_JARS = ("hive-llap-common-2.3.10.jar",)
 PROCESSES = ("master", "worker", "thrift")
 NOT_UP = 3
 
@@ -105,19 +108,20 @@ def _spark_bin(name: str) -> str:
     return str(Path(pyspark.__file__).parent / "bin" / name)
 
 
-def _delta_class_path() -> str:
-    jars = [ROOT / ".jars" / name for name in DELTA_JARS]
+def _server_class_path() -> str:
+    jars = [ROOT / ".jars" / name for name in DELTA_JARS + HIVE_JARS]
     missing = [str(jar) for jar in jars if not jar.is_file()]
     if missing:
-        raise ClusterError(f"Delta's jars are missing: {', '.join(missing)}; run ./scripts/setup.sh first")
+        raise ClusterError(f"jars are missing: {', '.join(missing)}; run ./scripts/setup.sh first")
     return ":".join(str(jar) for jar in jars)
 
 
 def _thrift_command(settings: Settings) -> list[str]:
     """spark-submit of the Thrift server to the master: Delta's extension and
-    catalog, on the driver's and the executors' class path (one machine: the
-    same paths), a warehouse and a Derby metastore of the cluster's own."""
-    class_path = _delta_class_path()
+    catalog, Delta's jars and the Hive jar on the driver's and the executors'
+    class path (one machine: the same paths), a warehouse and a Derby metastore
+    of the cluster's own."""
+    class_path = _server_class_path()
     confs = {
         "spark.driver.extraClassPath": class_path,
         "spark.executor.extraClassPath": class_path,

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Creates or reuses .venv, installs the pinned dependencies and fetches Delta's
-# jars from Maven Central into .jars/. Idempotent: a second call does nothing.
+# jars (and the Hive jar a Thrift server needs) from Maven Central into .jars/.
+# Idempotent: a second call does nothing.
 # Sourced by scripts/demo.sh and scripts/test.sh; leaves HISTORIZE_HOME,
 # DBT_PROFILES_DIR and PATH set for the caller.
 set -euo pipefail
@@ -10,7 +11,12 @@ export HISTORIZE_HOME
 export DBT_PROFILES_DIR="$HISTORIZE_HOME/profiles"
 export DBT_SEND_ANONYMOUS_USAGE_STATS=false
 DELTA_VERSION=4.4.0
-DELTA_ARTIFACTS=("io.delta:delta-spark_4.2_2.13:$DELTA_VERSION" "io.delta:delta-storage:$DELTA_VERSION")
+# Spark 4's distribution leaves out hive-llap-common, which Hive's function registry
+# (the Hive version pyspark bundles) loads; a Spark Thrift Server initialises that
+# registry when it closes some sessions, and fails the close without it.
+HIVE_VERSION=2.3.10
+JAR_ARTIFACTS=("io.delta:delta-spark_4.2_2.13:$DELTA_VERSION" "io.delta:delta-storage:$DELTA_VERSION"
+               "org.apache.hive:hive-llap-common:$HIVE_VERSION")
 
 log() { printf '[setup] %s\n' "$*" >&2; }
 
@@ -43,11 +49,11 @@ ensure_venv() {
 }
 
 ensure_jars() {
-  local dir="$HISTORIZE_HOME/.jars" artifact name jar
+  local dir="$HISTORIZE_HOME/.jars" artifact name version jar
   mkdir -p "$dir"
-  for artifact in "${DELTA_ARTIFACTS[@]}"; do
-    IFS=: read -r _ name _ <<<"$artifact"
-    jar="$dir/$name-$DELTA_VERSION.jar"
+  for artifact in "${JAR_ARTIFACTS[@]}"; do
+    IFS=: read -r _ name version <<<"$artifact"
+    jar="$dir/$name-$version.jar"
     [ -s "$jar" ] && continue
     command -v mvn >/dev/null 2>&1 || { log "Maven (mvn) is required to fetch $artifact"; return 1; }
     log "fetching $artifact from Maven Central"

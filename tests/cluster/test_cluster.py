@@ -33,6 +33,18 @@ def test_the_thrift_server_runs_on_the_worker(running_cluster):
     assert rows == [("spark.master", running_cluster.master_url)]
 
 
+def test_the_thrift_server_loads_hive_s_function_registry(running_cluster):
+    # Closing a session can initialise Hive's function registry, which loads a jar Spark 4's
+    # distribution leaves out (hive-llap-common): without it on the server's class path, the
+    # close fails at random with NoClassDefFoundError: .../llap/security/LlapSigner$Signable.
+    # get_splits is the function whose class needs it.
+    registry = "org.apache.hadoop.hive.ql.exec.FunctionRegistry"
+    with on_cluster(running_cluster, CLUSTER_SCHEMA):
+        _, rows = demo.query(f"select java_method('{registry}', 'getFunctionNames')")
+    names = set(rows[0][0].strip("[]").split(", "))
+    assert {"get_splits", "abs", "concat"} <= names, sorted(names)
+
+
 class KillServerAfter:
     """A dbt callback that kills the Thrift server (SIGKILL, its whole process
     group) once `node` has run a statement starting with `after`, as the node's
