@@ -12,8 +12,9 @@ metastore; default <root>/.cluster), HISTORIZE_MASTER_PORT (7077),
 HISTORIZE_MASTER_UI_PORT (8080: the master's JSON status), HISTORIZE_WORKER_CORES
 (2), HISTORIZE_WORKER_MEMORY (3g), HISTORIZE_EXECUTOR_MEMORY (2g),
 HISTORIZE_THRIFT_DRIVER_MEMORY (2g), HISTORIZE_THRIFT_PORT (10000),
-HISTORIZE_CLUSTER_START_TIMEOUT (seconds, 180), HISTORIZE_ADAPTIVE and
-HISTORIZE_CODEGEN (true; false for tables of a few rows, as the tests').
+HISTORIZE_CLUSTER_START_TIMEOUT (seconds, 180), HISTORIZE_SHUFFLE_PARTITIONS
+(twice the worker's cores; 1 for tables of a few rows, as the tests'),
+HISTORIZE_ADAPTIVE and HISTORIZE_CODEGEN (true; false for tables of a few rows).
 """
 from __future__ import annotations
 
@@ -52,22 +53,26 @@ class Settings:
     driver_memory: str
     thrift_port: int
     start_timeout: float
+    shuffle_partitions: int
     adaptive: str
     codegen: str
 
     @classmethod
     def from_environment(cls) -> "Settings":
         env = os.environ.get
+        worker_cores = _number_setting("HISTORIZE_WORKER_CORES", "2", int)
         return cls(
             home=Path(env("HISTORIZE_CLUSTER_DIR", str(ROOT / ".cluster"))).resolve(),
             master_port=_number_setting("HISTORIZE_MASTER_PORT", "7077", int),
             master_ui_port=_number_setting("HISTORIZE_MASTER_UI_PORT", "8080", int),
-            worker_cores=_number_setting("HISTORIZE_WORKER_CORES", "2", int),
+            worker_cores=worker_cores,
             worker_memory=env("HISTORIZE_WORKER_MEMORY", "3g"),
             executor_memory=env("HISTORIZE_EXECUTOR_MEMORY", "2g"),
             driver_memory=env("HISTORIZE_THRIFT_DRIVER_MEMORY", "2g"),
             thrift_port=_number_setting("HISTORIZE_THRIFT_PORT", "10000", int),
             start_timeout=_number_setting("HISTORIZE_CLUSTER_START_TIMEOUT", "180", float),
+            shuffle_partitions=_number_setting("HISTORIZE_SHUFFLE_PARTITIONS", str(max(2, 2 * worker_cores)), int,
+                                               minimum=1),
             adaptive=_boolean_setting("HISTORIZE_ADAPTIVE"),
             codegen=_boolean_setting("HISTORIZE_CODEGEN"),
         )
@@ -83,12 +88,15 @@ class Settings:
         return self.home / "logs" / f"{process}.log"
 
 
-def _number_setting(name: str, default: str, kind: type):
+def _number_setting(name: str, default: str, kind: type, minimum: int | None = None):
     value = os.environ.get(name, default)
     try:
-        return kind(value)
+        number = kind(value)
     except ValueError:
         raise ClusterError(f"{name} is {value!r}; expected a number") from None
+    if minimum is not None and number < minimum:
+        raise ClusterError(f"{name} is {value!r}; expected a number of at least {minimum}")
+    return number
 
 
 def _boolean_setting(name: str) -> str:
@@ -133,9 +141,10 @@ def _thrift_command(settings: Settings) -> list[str]:
         "spark.driver.extraJavaOptions": f"-Dderby.system.home={settings.home} "
                                          f"-Dlog4j.configurationFile={ROOT / 'profiles' / 'log4j2.properties'}",
         "spark.sql.session.timeZone": "UTC",
-        "spark.sql.shuffle.partitions": str(max(2, 2 * settings.worker_cores)),
-        # HISTORIZE_ADAPTIVE / HISTORIZE_CODEGEN=false, as for the tests' embedded Spark
-        # (profiles/profiles.yml): on tables of a few rows both cost more than they save.
+        # HISTORIZE_SHUFFLE_PARTITIONS=1, HISTORIZE_ADAPTIVE / HISTORIZE_CODEGEN=false, as for the
+        # tests' embedded Spark (profiles/profiles.yml): on tables of a few rows, more tasks,
+        # re-planning and generated code cost more than they save.
+        "spark.sql.shuffle.partitions": str(settings.shuffle_partitions),
         "spark.sql.adaptive.enabled": settings.adaptive,
         "spark.sql.codegen.wholeStage": settings.codegen,
         "spark.sql.codegen.factoryMode": "FALLBACK" if settings.codegen == "true" else "NO_CODEGEN",

@@ -40,8 +40,10 @@ def environment(spark_dir: Path | None = None) -> None:
 
 def small_tables() -> None:
     """Spark settings for tables of a few rows (the tests'), on the embedded Spark and on
-    a cluster started after this: no adaptive execution and no code generation, which
-    cost more than they save there. Settings already made stay."""
+    a cluster started after this: one shuffle partition, no adaptive execution and no
+    code generation; more tasks, re-planning and generated code cost more than they
+    save there. Settings already made stay."""
+    os.environ.setdefault("HISTORIZE_SHUFFLE_PARTITIONS", "1")
     os.environ.setdefault("HISTORIZE_CODEGEN", "false")
     os.environ.setdefault("HISTORIZE_ADAPTIVE", "false")
 

@@ -11,6 +11,7 @@ from historize_tools import cluster
     ("HISTORIZE_ADAPTIVE", "maybe", "cluster: HISTORIZE_ADAPTIVE is 'maybe'; expected true or false"),
     ("HISTORIZE_CODEGEN", "1", "cluster: HISTORIZE_CODEGEN is '1'; expected true or false"),
     ("HISTORIZE_THRIFT_PORT", "ten", "cluster: HISTORIZE_THRIFT_PORT is 'ten'; expected a number"),
+    ("HISTORIZE_SHUFFLE_PARTITIONS", "0", "cluster: HISTORIZE_SHUFFLE_PARTITIONS is '0'; expected a number of at least 1"),
     ("HISTORIZE_CLUSTER_START_TIMEOUT", "3m", "cluster: HISTORIZE_CLUSTER_START_TIMEOUT is '3m'; expected a number"),
 ])
 def test_a_bad_setting_is_named_and_nothing_starts(monkeypatch, tmp_path, capsys, name, value, expected):
@@ -25,5 +26,10 @@ def test_settings_read_from_the_environment(monkeypatch):
     monkeypatch.setenv("HISTORIZE_ADAPTIVE", " False ")
     monkeypatch.delenv("HISTORIZE_CODEGEN", raising=False)
     monkeypatch.setenv("HISTORIZE_THRIFT_PORT", "10001")
+    monkeypatch.setenv("HISTORIZE_WORKER_CORES", "3")
+    monkeypatch.delenv("HISTORIZE_SHUFFLE_PARTITIONS", raising=False)
     settings = cluster.Settings.from_environment()
     assert (settings.adaptive, settings.codegen, settings.thrift_port) == ("false", "true", 10001)
+    assert settings.shuffle_partitions == 6  # twice the worker's cores
+    monkeypatch.setenv("HISTORIZE_SHUFFLE_PARTITIONS", "1")
+    assert cluster.Settings.from_environment().shuffle_partitions == 1
