@@ -153,6 +153,13 @@ class Project:
         assert not result.success, f"dbt {' '.join(args)} succeeded; it should have failed"
         return dbt.failure_messages(result)
 
+    def failures(self, *args: str, variables: Mapping[str, Any] | None = None) -> dict[str, str]:
+        """Run a dbt command that must fail; return each failed node's error text by its name."""
+        result = self.run(*args, variables=variables, expect_success=False)
+        assert not result.success, f"dbt {' '.join(args)} succeeded; it should have failed"
+        return {node_result.node.name: str(node_result.message) for node_result in result.result.results
+                if str(node_result.status) in {"error", "fail"}}
+
     def sql(self, query: str) -> list[tuple]:
         return [tuple(row) for row in dbt.spark().sql(query).collect()]
 

@@ -106,12 +106,18 @@
     {{ exceptions.raise_compiler_error(refusal[0] ~ plan['newest_instant'] ~ refusal[1]) }}
   {%- endif -%}
   {%- if plan['conflicts'] > 0 -%}
-    {{ exceptions.raise_compiler_error(
-        "historize: model " ~ cfg.model_name ~ ": load_timestamp " ~ historize.load_timestamp()
-        ~ " was already loaded with other data: " ~ plan['conflicts'] ~ " key(s) whose " ~ what ~ " began at this "
-        ~ "load_timestamp now differ, e.g. " ~ plan['conflict_examples']
-        ~ "; a rerun must see the same snapshot, a new snapshot needs a new load_timestamp. Nothing was written") }}
+    {%- set refusal = historize._rerun_conflict_message(cfg, what) -%}
+    {{ exceptions.raise_compiler_error(refusal[0] ~ plan['conflicts'] ~ refusal[1] ~ plan['conflict_examples'] ~ refusal[2]) }}
   {%- endif -%}
+{% endmacro %}
+
+
+{#- The refusal of a rerun over other data, as the text around the number of
+    conflicting keys and around their examples. -#}
+{% macro _rerun_conflict_message(cfg, what) %}
+  {{- return(["historize: model " ~ cfg.model_name ~ ": load_timestamp " ~ historize.load_timestamp()
+      ~ " was already loaded with other data: ", " key(s) whose " ~ what ~ " began at this load_timestamp now differ, e.g. ",
+      "; a rerun must see the same snapshot, a new snapshot needs a new load_timestamp. Nothing was written"]) -}}
 {% endmacro %}
 
 

@@ -6,8 +6,10 @@
 {#- The MERGE's source: `changes` with `_historize_role` and the merge key
     columns `_historize_merge_key_<i>`. `roles_sql` gives each row its roles
     (an array of 'update' and 'insert'); `guard` (_unchanged_since) checks
-    that no other run wrote the table since this run read it. -#}
+    that no other run wrote the table since this run read it, and may define
+    `changes` itself (its `with`: _guard_with_checks). -#}
 {% macro _split_merge_source(changes, key_count, roles_sql, guard) %}
+        {{ guard.get('with', '') | trim }}
         select
             {%- for index in range(key_count) %}
             case when roles._historize_role = 'update' then chg.{{ historize._quote('_historize_key_' ~ index) }} end

@@ -47,21 +47,31 @@
   {%- endset -%}
   {%- set result = run_query(query) -%}
   {%- if result.rows | length > 0 -%}
+    {%- set messages = historize._invalid_key_messages(unique_key, model_name, label) -%}
     {%- set width = unique_key | length -%}
     {%- set first = result.rows[0] -%}
     {%- if first[width + 1] == 1 -%}
-      {{ exceptions.raise_compiler_error(
-          "historize: model " ~ model_name ~ ": " ~ label ~ " (" ~ unique_key | join(', ') ~ ") is NULL in "
-          ~ first[width + 3] ~ " row(s) of the select; nothing was written") }}
+      {{ exceptions.raise_compiler_error(messages.null[0] ~ first[width + 3] ~ messages.null[1]) }}
     {%- endif -%}
     {%- set examples = [] -%}
     {%- for row in result.rows -%}
       {%- do examples.append("(" ~ row[:width] | join(', ') ~ ") x" ~ row[width]) -%}
     {%- endfor -%}
-    {{ exceptions.raise_compiler_error(
-        "historize: model " ~ model_name ~ ": " ~ label ~ " (" ~ unique_key | join(', ') ~ ") is duplicated for "
-        ~ first[width + 2] ~ " key(s) in the select, e.g. " ~ examples | join('; ') ~ "; nothing was written") }}
+    {{ exceptions.raise_compiler_error(messages.duplicated[0] ~ first[width + 2] ~ messages.duplicated[1]
+        ~ examples | join('; ') ~ messages.duplicated[2]) }}
   {%- endif -%}
+{% endmacro %}
+
+
+{#- The refusals of NULL and duplicated keys, as the text around their
+    figures: `null` around the rows with a NULL key, `duplicated` around the
+    number of duplicated keys and around their examples. -#}
+{% macro _invalid_key_messages(unique_key, model_name, label='unique_key') %}
+  {%- set head = "historize: model " ~ model_name ~ ": " ~ label ~ " (" ~ unique_key | join(', ') ~ ") is " -%}
+  {{ return({
+      'null': [head ~ "NULL in ", " row(s) of the select; nothing was written"],
+      'duplicated': [head ~ "duplicated for ", " key(s) in the select, e.g. ", "; nothing was written"],
+  }) }}
 {% endmacro %}
 
 

@@ -56,6 +56,10 @@ CASES = {
         None, ("run", "--select", "dim"), {**AT, "load_timestamp": "2025-12-31 06:00:00"},
         "model dim: load_timestamp 2025-12-31 06:00:00.000000 is older than 2026-01-01 06:00:00, the newest time "
         "already in {schema}.dim"),
+    "scd2_hist load older than the table's, changing nothing": (
+        None, ("run", "--select", "hist"), {**AT, "load_timestamp": "2025-12-31 06:00:00"},
+        "model hist: load_timestamp 2025-12-31 06:00:00.000000 is older than 2026-01-01 06:00:00, the newest time "
+        "already in {schema}.hist"),
     "scd_type6 load rerun over other data": (
         history_model("dim", select="select 1 as id, 'a' as t0, 'b' as t1, 'other' as t2"),
         ("run", "--select", "dim"), AT,

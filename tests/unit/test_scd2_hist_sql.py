@@ -20,6 +20,8 @@ RENDERERS = {
     "insert_changed": "{{ historize._scd2_hist_step_sql('insert_changed', cfg, this, api.Relation.create(identifier='pending'), ['region', 'id', 'name']) }}",
     "insert_new": "{{ historize._scd2_hist_step_sql('insert_new', cfg, this, api.Relation.create(identifier='pending'), ['region', 'id', 'name']) }}",
     "plan": "{{ historize._scd2_hist_plan_sql(cfg, this, api.Relation.create(identifier='pending')) }}",
+    "checked_merge": "{{ historize._scd2_hist_checked_merge_sql(cfg, this, api.Relation.create(identifier='src'), "
+                     "['region', 'id', 'name'], historize._no_guard()) }}",
 }
 # (old type, new type, whether Delta's type widening applies it in place)
 WIDENINGS = [
@@ -122,6 +124,25 @@ def test_plan_reads_the_cached_change_set_outside_any_cte(rendered):
     assert ("select greatest(max(open_versions.started_at), max(hist.`version_ended_at`)) as newest_timestamp "
             "from historize.plan as hist cross join ( select max(hist_open.`version_started_at`) as started_at "
             "from historize.plan as hist_open where hist_open.`version_ended_at` is null ) as open_versions") in sql
+
+
+def test_merge_strategy_computes_checks_and_writes_the_change_set_in_one_statement(rendered):
+    sql = rendered["checked_merge"]
+    assert sql.startswith("merge into historize.checked_merge as hist using ( with historize_changes as ( with keyed_source as")
+    assert sql.count("merge into") == 1 and sql.count("from src") == 1  # one statement, the select read once
+    assert "historize_checks as ( select case when counted.null_key_rows > 0 then raise_error(" in sql
+    assert ("raise_error(concat('historize: model checked_merge: unique_key (region, id) is duplicated for ', "
+            "cast(size(counted.duplicated_keys) as string), ' key(s) in the select, e.g. ', ") in sql
+    assert ("'example', concat('(', concat_ws(', ', cast(`_historize_key_0` as string), "
+            "cast(`_historize_key_1` as string)), ') x', cast(_historize_occurrences as string)))") in sql
+    assert (f"when newest.newest_timestamp > {AT} then raise_error(concat('historize: model checked_merge: "
+            "load_timestamp 2026-01-01 06:00:00.000000 is older than ', ") in sql
+    assert "when counted.conflicts > 0 then raise_error(" in sql
+    # every row of the source passes the checks; the change set carries no count of its own
+    assert "from historize_changes as chg cross join historize_checks lateral view explode(" in sql
+    assert "else true end as _historize_checked" in sql  # no guard given
+    assert "where historize_checks._historize_checked" in sql
+    assert "_historize_scope_rows" not in sql
 
 
 @pytest.mark.parametrize("name", sorted(set(RENDERERS) - {"widening"}))

@@ -1,4 +1,84 @@
-{#- The plan of an scd2_hist load and the statements that carry it out. -#}
+{#- The plan of an scd2_hist load and the statements that carry it out.
+    With strategy 'merge' a load is its MERGE alone (plan_checks.sql);
+    strategy 'ordered' runs the plan query first, for its steps' counts. -#}
+
+{#- A load with strategy 'merge': one MERGE computes the change set, checks
+    it and writes it, guarded by the version `read`. Returns the counts of
+    what it wrote, as _scd2_hist_plan does. -#}
+{% macro _scd2_hist_merge_load(cfg, target, source, business_columns, read) %}
+  {%- set merged = historize._run_checked_merge(cfg, historize._scd2_hist_checked_merge_sql(cfg, target, source,
+        business_columns, historize._unchanged_since(read, cfg))) -%}
+  {%- if merged.affected == 0 -%}
+    {{ return(historize._scd2_hist_counts({'new': 0, 'changed': 0, 'changed_open': 0, 'deleted': 0}, read.rows)) }}
+  {%- endif -%}
+  {{ return(historize._scd2_hist_written(cfg, target, read)) }}
+{% endmacro %}
+
+
+{#- That MERGE: the change set of the select `source` computed, checked and
+    written in one statement, also guarded by `guard`. -#}
+{% macro _scd2_hist_checked_merge_sql(cfg, target, source, business_columns, guard) %}
+  {%- set changes = historize._checked_changes_name() -%}
+  {%- set checked = historize._guard_with_checks(
+        historize._scd2_hist_changes_sql(cfg, target, source, business_columns, scope_rows=false),
+        historize._plan_checks_sql(cfg, target, changes, historize._scd2_hist_newest_sql(cfg, target),
+            'version', '_historize_open_started_at', guard)) -%}
+  {{ return(historize._scd2_hist_merge_sql(cfg, target, changes, business_columns, guard=checked)) }}
+{% endmacro %}
+
+
+{#- The counts of the versions a load's MERGE opened and closed: those at its
+    load_timestamp committed after the version it read. (The guard failed
+    the MERGE if another run committed in between; a run after it that
+    writes versions at this load_timestamp writes nothing, since this load
+    made them current.) Reads the open partition and this load's. -#}
+{% macro _scd2_hist_written(cfg, target, read) %}
+  {%- set at = historize.load_timestamp_sql() -%}
+  {%- set valid_from, valid_to, state = historize._qualified(cfg.valid_from, 'hist'), historize._qualified(cfg.valid_to, 'hist'),
+        historize._qualified(cfg.state, 'hist') -%}
+  {%- set query -%}
+    select
+        count_if({{ valid_to }} is null and {{ state }} = 'new') as new,
+        count_if({{ valid_to }} is null and {{ state }} = 'changed') as changed,
+        count_if({{ valid_to }} = {{ at }} and {{ state }} = 'changed') as changed_open,
+        count_if({{ valid_to }} = {{ at }} and {{ state }} = 'deleted') as deleted
+    from {{ target }} as hist
+    where ({{ valid_to }} is null and {{ valid_from }} = {{ at }} or {{ valid_to }} = {{ at }})
+        and hist._metadata.row_commit_version > {{ read.version }}
+  {%- endset -%}
+  {%- set row = run_query(query).rows[0] -%}
+  {{ return(historize._scd2_hist_counts(row, read.rows)) }}
+{% endmacro %}
+
+
+{#- A load's counts by action from a row holding them; `writes` is the keys
+    it writes. -#}
+{% macro _scd2_hist_counts(row, scope_rows) %}
+  {{ return({
+      'scope_rows': scope_rows,
+      'new': row['new'] | int,
+      'changed': row['changed'] | int,
+      'changed_open': row['changed_open'] | int,
+      'deleted': row['deleted'] | int,
+      'writes': (row['new'] + row['changed'] + row['deleted']) | int,
+  }) }}
+{% endmacro %}
+
+
+{#- The newest instant already in the table, one row and column
+    `newest_timestamp`. A closed version began before it ended, so it is the
+    newest end or the newest start of an open version: partition values and
+    the open partition, not the history. -#}
+{% macro _scd2_hist_newest_sql(cfg, target) %}
+            select greatest(max(open_versions.started_at), max(hist.{{ historize._quote(cfg.valid_to) }})) as newest_timestamp
+            from {{ target }} as hist
+            cross join (
+                select max(hist_open.{{ historize._quote(cfg.valid_from) }}) as started_at
+                from {{ target }} as hist_open
+                where hist_open.{{ historize._quote(cfg.valid_to) }} is null
+            ) as open_versions
+{% endmacro %}
+
 
 {#- One row: the change set's counts by action (and of changed keys that have
     an open version to close), the rerun conflicts, the open versions the
@@ -13,19 +93,7 @@
             {{ historize._scope_rows_column() }}
         from {{ changes }}
   {%- endset -%}
-  {#- A closed version began before it ended, so the newest instant is the
-      newest end or the newest start of an open version: partition values and
-      the open partition, not the history. -#}
-  {%- set newest -%}
-            select greatest(max(open_versions.started_at), max(hist.{{ historize._quote(cfg.valid_to) }})) as newest_timestamp
-            from {{ target }} as hist
-            cross join (
-                select max(hist_open.{{ historize._quote(cfg.valid_from) }}) as started_at
-                from {{ target }} as hist_open
-                where hist_open.{{ historize._quote(cfg.valid_to) }} is null
-            ) as open_versions
-  {%- endset -%}
-  {{ historize._plan_with_newest_instant(counted, newest) }}
+  {{ historize._plan_with_newest_instant(counted, historize._scd2_hist_newest_sql(cfg, target)) }}
 {% endmacro %}
 
 
@@ -35,24 +103,13 @@
   {%- set row = run_query(historize._scd2_hist_plan_sql(cfg, target, changes)).rows[0] -%}
   {{ historize._assert_valid_keys(row, changes, cfg) }}
   {{ historize._assert_plan_applicable(row, cfg, target, 'version') }}
-  {{ return({
-      'scope_rows': row['scope_rows'],
-      'new': row['new'] | int,
-      'changed': row['changed'] | int,
-      'changed_open': row['changed_open'] | int,
-      'deleted': row['deleted'] | int,
-      'writes': (row['new'] + row['changed'] + row['deleted']) | int,
-  }) }}
+  {{ return(historize._scd2_hist_counts(row, row['scope_rows'])) }}
 {% endmacro %}
 
 
-{#- The statements of a load: one MERGE, or the four ordered steps (those with
-    rows to write). -#}
+{#- The statements of a load with strategy 'ordered': the four steps, those
+    with rows to write. -#}
 {% macro _scd2_hist_statements(cfg, plan, target, changes, business_columns) %}
-  {%- if cfg.strategy == 'merge' -%}
-    {{ return([{'name': 'merge', 'builder': historize._scd2_hist_merge_sql,
-                'args': [cfg, target, changes, business_columns]}]) }}
-  {%- endif -%}
   {%- set counts = {'close_changed': plan.changed_open, 'close_deleted': plan.deleted,
                     'insert_changed': plan.changed, 'insert_new': plan.new} -%}
   {%- set statements = [] -%}

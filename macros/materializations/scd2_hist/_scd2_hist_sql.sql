@@ -58,8 +58,9 @@
       deleted    open version, key absent from the select
       unchanged  open version with the same row_hash
     Unchanged keys are left out. The key check rides on the join's own
-    shuffle by key, so the select is read once. -#}
-{% macro _scd2_hist_changes_sql(cfg, target, source, business_columns) %}
+    shuffle by key, so the select is read once. With `scope_rows`, each row
+    carries the guard's count of open versions (_classified_with_scope_rows). -#}
+{% macro _scd2_hist_changes_sql(cfg, target, source, business_columns, scope_rows=true) %}
   {%- set keys = cfg.unique_key -%}
   {%- set first_key = keys[0] -%}
     with keyed_source as (
@@ -96,16 +97,23 @@
                 else 'changed'
             end as _historize_action,
             {{ historize._qualified(first_key, 'open_versions') }} is not null as _historize_has_open,
-            {{ historize._qualified(cfg.valid_from, 'open_versions') }} as _historize_open_started_at
+            {{ historize._qualified(cfg.valid_from, 'open_versions') }} as _historize_open_started_at,
+            src._historize_occurrences
         from keyed_source as src
         full outer join open_versions
             on {{ historize._key_join(keys, 'src', 'open_versions') }}
         left join closed_as_changed_by_this_load
             on {{ historize._key_join(keys, 'src', 'closed_as_changed_by_this_load') }}
-    ),
+    )
+  {%- set keep = "classified._historize_action <> 'unchanged'" -%}
+  {%- if scope_rows %},
 
-    {{ historize._classified_with_scope_rows(target, cfg.guard_scope,
-        "classified._historize_action <> 'unchanged'") }}
+    {{ historize._classified_with_scope_rows(target, cfg.guard_scope, keep) }}
+  {%- else %}
+    select classified.*
+    from classified
+    where {{ keep }}
+  {%- endif %}
 {% endmacro %}
 
 

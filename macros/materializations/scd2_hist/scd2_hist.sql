@@ -48,13 +48,18 @@
       {{ historize._report_load(cfg, plan, plan.new + plan.changed + plan.deleted, "late, before " ~ timeline.next) }}
     {%- else -%}
       {#- Every write fails if another run writes the table after this read. -#}
-      {%- set read = historize._read_version(target_relation, cfg.guard_scope, counted=false) -%}
-      {{ historize._stage_change_set(changes_view,
-          historize._scd2_hist_changes_sql(cfg, target_relation, source_view, columns.business)) }}
-      {%- set plan = historize._scd2_hist_plan(cfg, target_relation, changes_view) -%}
-      {{ historize._write_or_noop(cfg, plan.writes,
-          historize._scd2_hist_statements(cfg, plan, target_relation, changes_view, columns.business),
-          historize._with_scope_rows(read, plan)) }}
+      {%- if cfg.strategy == 'merge' -%}
+        {%- set read = historize._read_version(target_relation, cfg.guard_scope) -%}
+        {%- set plan = historize._scd2_hist_merge_load(cfg, target_relation, source_view, columns.business, read) -%}
+      {%- else -%}
+        {%- set read = historize._read_version(target_relation, cfg.guard_scope, counted=false) -%}
+        {{ historize._stage_change_set(changes_view,
+            historize._scd2_hist_changes_sql(cfg, target_relation, source_view, columns.business)) }}
+        {%- set plan = historize._scd2_hist_plan(cfg, target_relation, changes_view) -%}
+        {{ historize._write_or_noop(cfg, plan.writes,
+            historize._scd2_hist_statements(cfg, plan, target_relation, changes_view, columns.business),
+            historize._with_scope_rows(read, plan)) }}
+      {%- endif -%}
       {{ historize._report_load(cfg, plan, plan.writes, cfg.strategy) }}
     {%- endif -%}
   {%- endif -%}
