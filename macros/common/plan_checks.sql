@@ -98,20 +98,57 @@
 
 
 {#- Runs a load's one MERGE (`merge_sql`) as dbt's 'main' statement, from
-    every task on a partitioned table (_set_write_per_task). Returns Delta's
-    result of it: {'affected', 'updated', 'inserted'} rows. -#}
-{% macro _run_checked_merge(cfg, merge_sql) %}
+    every task on a partitioned table (_set_write_per_task), its commit
+    tagged with this run and model (Delta's commit userMetadata). Returns
+    Delta's result of it, {'affected', 'updated', 'inserted'} rows, and, when
+    it wrote, its commit's operation metrics (`metrics`, from the table's
+    history after the version `read`). -#}
+{% macro _run_checked_merge(cfg, merge_sql, read) %}
+  {%- set tag = 'historize-' ~ invocation_id ~ '-' ~ local_md5(read.relation | string) -%}
   {%- if cfg.partition_by -%}
     {{ historize._set_write_per_task(true) }}
   {%- endif -%}
+  {{ historize._set_commit_tag(tag) }}
   {%- call statement('main', fetch_result=true) -%}
     {{ merge_sql }}
   {%- endcall -%}
+  {{ historize._set_commit_tag(none) }}
   {%- if cfg.partition_by -%}
     {{ historize._set_write_per_task(false) }}
   {%- endif -%}
-  {%- set result = load_result('main').table -%}
-  {%- set row = result.rows[0] -%}
-  {{ return({'affected': row['num_affected_rows'] | int, 'updated': row['num_updated_rows'] | int,
-             'inserted': row['num_inserted_rows'] | int}) }}
+  {%- set row = load_result('main').table.rows[0] -%}
+  {%- set merged = {'affected': row['num_affected_rows'] | int, 'updated': row['num_updated_rows'] | int,
+                    'inserted': row['num_inserted_rows'] | int, 'metrics': none} -%}
+  {%- if merged.affected > 0 -%}
+    {%- do merged.update({'metrics': historize._tagged_commit_metrics(read, tag)}) -%}
+  {%- endif -%}
+  {{ return(merged) }}
+{% endmacro %}
+
+
+{#- Tags the session's next Delta commits with `tag` (none: no tag). -#}
+{% macro _set_commit_tag(tag) %}
+  {%- call statement('commit_tag' if tag else 'commit_untagged') -%}
+    {%- if tag %}
+    set spark.databricks.delta.commitInfo.userMetadata = {{ tag }}
+    {%- else %}
+    reset spark.databricks.delta.commitInfo.userMetadata
+    {%- endif %}
+  {%- endcall -%}
+{% endmacro %}
+
+
+{#- The operation metrics of the commit tagged `tag` after the version
+    `read`, as a mapping of names to numbers. -#}
+{% macro _tagged_commit_metrics(read, tag) %}
+  {%- set history = run_query('describe history ' ~ read.relation ~ ' limit 10') -%}
+  {%- for commit in history.rows if commit['userMetadata'] == tag and commit['version'] | int > read.version -%}
+    {%- set metrics = commit['operationMetrics'] -%}
+    {%- set parsed = metrics if metrics is mapping else fromjson(metrics) -%}
+    {%- set numbers = {} -%}
+    {%- for name, value in parsed.items() -%}{%- do numbers.update({name: value | int}) -%}{%- endfor -%}
+    {{ return(numbers) }}
+  {%- endfor -%}
+  {{ exceptions.raise_compiler_error("historize: no commit of this run's MERGE (" ~ tag ~ ") in the history of "
+      ~ read.relation ~ " after version " ~ read.version) }}
 {% endmacro %}

@@ -160,17 +160,19 @@ def test_table_of_an_earlier_layout_is_rewritten_partitioned_keeping_its_history
     assert project.sql(f"select {SHOWN} from {table} version as of {before - 1} order by {ORDER}") == EXPECTED_AFTER_2
 
 
+@pytest.mark.parametrize("rerun_strategy", STRATEGIES)
 @pytest.mark.parametrize(
-    "breaking_constraint, steps_done",
+    "breaking_constraint, steps_done, rerun_deletes",
     [
         # fails step 2 (close deleted at T2): step 1 is committed
-        ("version_state <> 'deleted' or version_ended_at < timestamp'2026-01-02 06:00:00+00:00'", 1),
+        ("version_state <> 'deleted' or version_ended_at < timestamp'2026-01-02 06:00:00+00:00'", 1, 1),
         # fails step 3 (open versions starting at T2): steps 1 and 2 are committed
-        ("version_ended_at is not null or version_started_at < timestamp'2026-01-02 06:00:00+00:00'", 2),
+        ("version_ended_at is not null or version_started_at < timestamp'2026-01-02 06:00:00+00:00'", 2, 0),
     ],
     ids=["after-step-1", "after-step-2"],
 )
-def test_ordered_run_interrupted_after_a_step_ends_correct_when_rerun(project, breaking_constraint, steps_done):
+def test_ordered_run_interrupted_after_a_step_ends_correct_when_rerun(project, breaking_constraint, steps_done,
+                                                                      rerun_deletes, rerun_strategy):
     hist_model(project, "hist_ordered", "ordered")
     load(project, LOAD_1, T1, "r1")
     project.sql(f"alter table {project.schema}.hist_ordered add constraint interrupt check ({breaking_constraint})")
@@ -180,7 +182,10 @@ def test_ordered_run_interrupted_after_a_step_ends_correct_when_rerun(project, b
     assert "interrupt" in error.lower()
     assert project.commits("hist_ordered") == commits + steps_done  # it really stopped part way
     project.sql(f"alter table {project.schema}.hist_ordered drop constraint interrupt")
-    load(project, LOAD_2, T2, "r2")
+    # the rerun finds key 2 closed as changed with no open version, and reopens it
+    hist_model(project, "hist_ordered", rerun_strategy)
+    result = load(project, LOAD_2, T2, "r2")
+    assert load_reports(result) == {"hist_ordered": report(1, 1, rerun_deletes, rerun_strategy)}
     assert project.table("hist_ordered", SHOWN, ORDER) == EXPECTED_AFTER_2
 
 

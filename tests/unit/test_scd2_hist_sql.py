@@ -77,13 +77,16 @@ def test_hash_key_is_length_prefixed_in_order(rendered):
 def test_merge_applies_all_four_effects_in_one_statement(rendered):
     sql = rendered["merge"]
     assert sql.count("merge into") == 1
-    assert "on hist.`region` = chg.`_historize_merge_key_0` and hist.`id` = chg.`_historize_merge_key_1` and hist.`version_ended_at` is null" in sql
+    assert ("on hist.`region` = chg.`_historize_merge_key_0` and hist.`id` = chg.`_historize_merge_key_1` "
+            f"and (hist.`version_ended_at` is null or hist.`version_ended_at` = {AT}) "
+            "and (hist.`version_ended_at` is null) = chg._historize_has_open") in sql
     assert "when matched and chg._historize_action = 'changed' then update set `version_ended_at` = " + AT in sql
     assert "when matched and chg._historize_action = 'deleted' then update set" in sql
     assert ("when not matched and chg._historize_role = 'insert' then insert "
             "( `merge_key`, `region`, `id`, `name`, `row_hash`, `version_started_at`, `version_ended_at`, "
             "`version_state`, `load_run_id`, `loaded_at` ) values ( sha2(") in sql
-    assert "array('update', 'insert')" in sql
+    assert "when _historize_action = 'changed' then array('update', 'insert')" in sql
+    assert "when _historize_action = 'deleted' then array('update', 'counted')" in sql
 
 
 def test_ordered_steps_close_with_merge_and_insert_with_explicit_columns(rendered):

@@ -7,11 +7,8 @@
     what it wrote, as _scd2_hist_plan does. -#}
 {% macro _scd2_hist_merge_load(cfg, target, source, business_columns, read) %}
   {%- set merged = historize._run_checked_merge(cfg, historize._scd2_hist_checked_merge_sql(cfg, target, source,
-        business_columns, historize._unchanged_since(read, cfg))) -%}
-  {%- if merged.affected == 0 -%}
-    {{ return(historize._scd2_hist_counts({'new': 0, 'changed': 0, 'changed_open': 0, 'deleted': 0}, read.rows)) }}
-  {%- endif -%}
-  {{ return(historize._scd2_hist_written(cfg, target, read)) }}
+        business_columns, historize._unchanged_since(read, cfg)), read) -%}
+  {{ return(historize._scd2_hist_counts(historize._scd2_hist_merged_counts(merged), read.rows)) }}
 {% endmacro %}
 
 
@@ -27,27 +24,18 @@
 {% endmacro %}
 
 
-{#- The counts of the versions a load's MERGE opened and closed: those at its
-    load_timestamp committed after the version it read. (The guard failed
-    the MERGE if another run committed in between; a run after it that
-    writes versions at this load_timestamp writes nothing, since this load
-    made them current.) Reads the open partition and this load's. -#}
-{% macro _scd2_hist_written(cfg, target, read) %}
-  {%- set at = historize.load_timestamp_sql() -%}
-  {%- set valid_from, valid_to, state = historize._qualified(cfg.valid_from, 'hist'), historize._qualified(cfg.valid_to, 'hist'),
-        historize._qualified(cfg.state, 'hist') -%}
-  {%- set query -%}
-    select
-        count_if({{ valid_to }} is null and {{ state }} = 'new') as new,
-        count_if({{ valid_to }} is null and {{ state }} = 'changed') as changed,
-        count_if({{ valid_to }} = {{ at }} and {{ state }} = 'changed') as changed_open,
-        count_if({{ valid_to }} = {{ at }} and {{ state }} = 'deleted') as deleted
-    from {{ target }} as hist
-    where ({{ valid_to }} is null and {{ valid_from }} = {{ at }} or {{ valid_to }} = {{ at }})
-        and hist._metadata.row_commit_version > {{ read.version }}
-  {%- endset -%}
-  {%- set row = run_query(query).rows[0] -%}
-  {{ return(historize._scd2_hist_counts(row, read.rows)) }}
+{#- The counts by action of what that MERGE wrote, from Delta's result of it:
+    each changed key updated one row and inserted one, each new key inserted
+    one, each deleted key updated one and added one source row that wrote
+    nothing, so the source rows beyond those updated and inserted are the
+    deleted keys. -#}
+{% macro _scd2_hist_merged_counts(merged) %}
+  {%- if merged.affected == 0 -%}
+    {{ return({'new': 0, 'changed': 0, 'changed_open': 0, 'deleted': 0}) }}
+  {%- endif -%}
+  {%- set deleted = merged.metrics['numSourceRows'] - merged.inserted - merged.updated -%}
+  {%- set changed = merged.updated - deleted -%}
+  {{ return({'new': merged.inserted - changed, 'changed': changed, 'changed_open': changed, 'deleted': deleted}) }}
 {% endmacro %}
 
 

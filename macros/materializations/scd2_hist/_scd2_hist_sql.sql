@@ -118,17 +118,24 @@
 
 
 {#- All four effects in one MERGE, one commit: a changed key's row closes its
-    open version and inserts the new one (split_merge.sql). -#}
+    open version and inserts the new one (split_merge.sql). A changed key
+    with no open version (closed as changed at this load_timestamp by a run
+    of strategy 'ordered' that stopped) is closed again, its row matching
+    that closed version. A deleted key's second row (`counted`) writes
+    nothing: it makes Delta's count of source rows tell the deleted keys from
+    the changed ones (_scd2_hist_merged_counts). -#}
 {% macro _scd2_hist_merge_sql(cfg, target, changes, business_columns, guard=historize._no_guard()) %}
   {%- set roles -%}
         case
-            when _historize_action = 'changed' and _historize_has_open then array('update', 'insert')
-            when _historize_action = 'deleted' then array('update')
+            when _historize_action = 'changed' then array('update', 'insert')
+            when _historize_action = 'deleted' then array('update', 'counted')
             else array('insert')
         end
   {%- endset -%}
+  {%- set valid_to = historize._qualified(cfg.valid_to, 'hist') -%}
     {{ historize._split_merge_into(target, changes, cfg.unique_key, roles, guard) }}
-        and {{ historize._qualified(cfg.valid_to, 'hist') }} is null
+        and ({{ valid_to }} is null or {{ valid_to }} = {{ historize.load_timestamp_sql() }})
+        and ({{ valid_to }} is null) = chg._historize_has_open
     when matched and chg._historize_action = 'changed' then update set
         {{ historize._scd2_hist_close_assignments(cfg, 'changed') | indent(4) }}
     when matched and chg._historize_action = 'deleted' then update set
