@@ -98,21 +98,16 @@
 
 
 {#- Runs a load's one MERGE (`merge_sql`) as dbt's 'main' statement, from
-    every task on a partitioned table (_set_write_per_task), its commit
-    tagged with this run and model (Delta's commit userMetadata). Returns
-    Delta's result of it, {'affected', 'updated', 'inserted'} rows, and, when
-    it wrote, its commit's operation metrics (`metrics`, from the table's
-    history after the version `read`). -#}
+    every task on a partitioned table (_set_write_per_task). Returns Delta's
+    result of it, {'affected', 'updated', 'inserted'} rows, and, when it
+    wrote, its commit's operation metrics (`metrics`, _merge_commit_metrics). -#}
 {% macro _run_checked_merge(cfg, merge_sql, read) %}
-  {%- set tag = 'historize-' ~ invocation_id ~ '-' ~ local_md5(read.relation | string) -%}
   {%- if cfg.partition_by -%}
     {{ historize._set_write_per_task(true) }}
   {%- endif -%}
-  {{ historize._set_commit_tag(tag) }}
   {%- call statement('main', fetch_result=true) -%}
     {{ merge_sql }}
   {%- endcall -%}
-  {{ historize._set_commit_tag(none) }}
   {%- if cfg.partition_by -%}
     {{ historize._set_write_per_task(false) }}
   {%- endif -%}
@@ -120,35 +115,28 @@
   {%- set merged = {'affected': row['num_affected_rows'] | int, 'updated': row['num_updated_rows'] | int,
                     'inserted': row['num_inserted_rows'] | int, 'metrics': none} -%}
   {%- if merged.affected > 0 -%}
-    {%- do merged.update({'metrics': historize._tagged_commit_metrics(read, tag)}) -%}
+    {%- do merged.update({'metrics': historize._merge_commit_metrics(read, merged)}) -%}
   {%- endif -%}
   {{ return(merged) }}
 {% endmacro %}
 
 
-{#- Tags the session's next Delta commits with `tag` (none: no tag). -#}
-{% macro _set_commit_tag(tag) %}
-  {%- call statement('commit_tag' if tag else 'commit_untagged') -%}
-    {%- if tag %}
-    set spark.databricks.delta.commitInfo.userMetadata = {{ tag }}
-    {%- else %}
-    reset spark.databricks.delta.commitInfo.userMetadata
-    {%- endif %}
-  {%- endcall -%}
-{% endmacro %}
-
-
-{#- The operation metrics of the commit tagged `tag` after the version
-    `read`, as a mapping of names to numbers. -#}
-{% macro _tagged_commit_metrics(read, tag) %}
+{#- The operation metrics of the MERGE `merged` committed, as a mapping of
+    names to numbers: the first MERGE after the version `read` that updated
+    and inserted as many rows. (The guard failed this MERGE if another run
+    wrote the rows it writes after that version; a session setting would not
+    do to tag it, since dbt's threads share the session.) -#}
+{% macro _merge_commit_metrics(read, merged) %}
   {%- set history = run_query('describe history ' ~ read.relation ~ ' limit 10') -%}
-  {%- for commit in history.rows if commit['userMetadata'] == tag and commit['version'] | int > read.version -%}
-    {%- set metrics = commit['operationMetrics'] -%}
-    {%- set parsed = metrics if metrics is mapping else fromjson(metrics) -%}
-    {%- set numbers = {} -%}
-    {%- for name, value in parsed.items() -%}{%- do numbers.update({name: value | int}) -%}{%- endfor -%}
-    {{ return(numbers) }}
+  {%- for commit in history.rows | reverse if commit['operation'] == 'MERGE' and commit['version'] | int > read.version -%}
+    {%- set listed = commit['operationMetrics'] -%}
+    {%- set parsed = listed if listed is mapping else fromjson(listed) -%}
+    {%- set metrics = {} -%}
+    {%- for name, value in parsed.items() -%}{%- do metrics.update({name: value | int}) -%}{%- endfor -%}
+    {%- if metrics.get('numTargetRowsUpdated') == merged.updated and metrics.get('numTargetRowsInserted') == merged.inserted -%}
+      {{ return(metrics) }}
+    {%- endif -%}
   {%- endfor -%}
-  {{ exceptions.raise_compiler_error("historize: no commit of this run's MERGE (" ~ tag ~ ") in the history of "
+  {{ exceptions.raise_compiler_error("historize: no commit of this run's MERGE in the history of "
       ~ read.relation ~ " after version " ~ read.version) }}
 {% endmacro %}
