@@ -15,8 +15,11 @@
 {#- The table's newest Delta version, and how many rows in `scope` (a
     predicate on the table's rows as alias `guarded`; none: all) it holds.
     `counted=false` leaves the count to a change set that reads the whole
-    scope anyway (`_classified_with_scope_rows`, then `_with_scope_rows`). -#}
-{% macro _read_version(relation, scope=none, counted=true) %}
+    scope anyway (`_classified_with_scope_rows`, then `_with_scope_rows`).
+    `rerun_scope`, a further predicate, also counts the rows in scope a rerun
+    of this load_timestamp would have written (`rerun_rows`): none, and no
+    rerun conflict is possible while the guard holds. -#}
+{% macro _read_version(relation, scope=none, counted=true, rerun_scope=none) %}
   {%- set history = run_query('describe history ' ~ relation ~ ' limit 1') -%}
   {%- set version = history.columns['version'].values()[0] | int -%}
   {%- if not counted -%}
@@ -28,7 +31,9 @@
       after it, or, if it only removed rows from the scope, was also seen by
       the change set, which is computed after this count. -#}
   {%- set count_sql -%}
-    select count(*)
+    select
+        count(*) as scope_rows,
+        {{ 'count_if(' ~ rerun_scope ~ ')' if rerun_scope else 'cast(null as bigint)' }} as rerun_rows
     {%- if scope %}
     from {{ relation }} as guarded
     where {{ scope }}
@@ -36,8 +41,9 @@
     from {{ relation }}
     {%- endif %}
   {%- endset -%}
-  {%- set rows = run_query(count_sql).rows[0][0] | int -%}
-  {{ return({'relation': relation, 'version': version, 'scope': scope, 'rows': rows}) }}
+  {%- set counted_row = run_query(count_sql).rows[0] -%}
+  {{ return({'relation': relation, 'version': version, 'scope': scope, 'rows': counted_row['scope_rows'] | int,
+             'rerun_rows': counted_row['rerun_rows']}) }}
 {% endmacro %}
 
 

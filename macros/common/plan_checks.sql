@@ -14,10 +14,9 @@
 
 {#- The guard of a MERGE whose source computes the change set itself:
     `with` defines the change set (`changes_sql`) and the one-row relation of
-    the plan's checks (`checks_sql`, reading the change set by name, the
-    concurrency guard among its inputs); `join` and `predicate` add the
-    checks to the source, which reads the change set from
-    `_checked_changes_name()`. -#}
+    the plan's checks (`checks_sql`, _plan_checks_sql, the concurrency guard
+    among its inputs); `join` and `predicate` add the checks to the source,
+    which reads the change set from `_checked_changes_name()`. -#}
 {% macro _guard_with_checks(changes_sql, checks_sql) %}
   {%- set with_sql -%}
         with {{ historize._checked_changes_name() }} as (
@@ -33,68 +32,82 @@
 {% endmacro %}
 
 
-{#- The one-row relation of the plan's checks over the change set
-    `changes`: its column `_historize_checked` is true, or the first failing
-    check raises its refusal. `newest_sql` gives the newest instant already
-    in the table (one row, column `newest_timestamp`); `what` and
-    `started_column` name what a rerun conflict compares (as for
-    `_assert_plan_applicable`). The relation of `guard` (_unchanged_since) is
-    joined in: it raises while it is computed, before any check is evaluated,
-    so a run overtaken by another gets the guard's error whatever else its
-    change set now shows. -#}
-{% macro _plan_checks_sql(cfg, target, changes, newest_sql, what, started_column, guard) %}
-  {%- set keys = cfg.unique_key -%}
-  {%- set key_messages = historize._invalid_key_messages(keys, cfg.model_name) -%}
+{#- The one-row relation of the plan's checks: its column
+    `_historize_checked` is true, or the first failing check raises its
+    refusal. The checks read the staged select `source` (its keys, column
+    pruned) and the table, never the change set, which Spark would compute
+    again for them. `newest_sql` gives the newest instant already in the
+    table (one row, column `newest_timestamp`); `conflicts_sql`, when a rerun
+    of this load_timestamp may conflict, one row of _rerun_conflict_columns
+    (`what` names what began at this load_timestamp). The relation of `guard`
+    (_unchanged_since) is joined in: it raises while it is computed, before
+    any check is evaluated, so a run overtaken by another gets the guard's
+    error whatever else the table now shows. -#}
+{% macro _plan_checks_sql(cfg, target, source, newest_sql, conflicts_sql, what, guard) %}
+  {%- set key_messages = historize._invalid_key_messages(cfg.unique_key, cfg.model_name) -%}
   {%- set older = historize._older_load_message(cfg, target) -%}
   {%- set rerun = historize._rerun_conflict_message(cfg, what) -%}
   {%- set text = historize._string_literal -%}
     select
         case
-            when counted.null_key_rows > 0
-                then raise_error(concat({{ text(key_messages.null[0]) }}, cast(counted.null_key_rows as string), {{ text(key_messages.null[1]) }}))
-            when size(counted.duplicated_keys) > 0
-                then raise_error(concat({{ text(key_messages.duplicated[0]) }}, cast(size(counted.duplicated_keys) as string),
+            when invalid_keys.null_key_rows > 0
+                then raise_error(concat({{ text(key_messages.null[0]) }}, cast(invalid_keys.null_key_rows as string), {{ text(key_messages.null[1]) }}))
+            when size(invalid_keys.duplicated_keys) > 0
+                then raise_error(concat({{ text(key_messages.duplicated[0]) }}, cast(size(invalid_keys.duplicated_keys) as string),
                     {{ text(key_messages.duplicated[1]) }},
-                    concat_ws('; ', transform(slice(array_sort(counted.duplicated_keys), 1, 5), duplicated -> duplicated.example)),
+                    concat_ws('; ', transform(slice(array_sort(invalid_keys.duplicated_keys), 1, 5), duplicated -> duplicated.example)),
                     {{ text(key_messages.duplicated[2]) }}))
             when newest.newest_timestamp > {{ historize.load_timestamp_sql() }}
                 then raise_error(concat({{ text(older[0]) }}, cast(newest.newest_timestamp as string), {{ text(older[1]) }}))
-            when counted.conflicts > 0
-                then raise_error(concat({{ text(rerun[0]) }}, cast(counted.conflicts as string), {{ text(rerun[1]) }},
-                    counted.conflict_examples, {{ text(rerun[2]) }}))
+            {%- if conflicts_sql %}
+            when rerun.conflicts > 0
+                then raise_error(concat({{ text(rerun[0]) }}, cast(rerun.conflicts as string), {{ text(rerun[1]) }},
+                    rerun.conflict_examples, {{ text(rerun[2]) }}))
+            {%- endif %}
             else {{ guard.predicate }}
         end as _historize_checked
     from (
-        select
-            {{ historize._invalid_key_columns(keys) }},
-            {{ historize._rerun_conflict_columns(keys | length, started_column) }}
-        from {{ changes }}
-    ) as counted
+        {{ historize._invalid_keys_sql(cfg.unique_key, source) | trim }}
+    ) as invalid_keys
     cross join (
         {{ newest_sql | trim | indent(4) }}
     ) as newest
+    {%- if conflicts_sql %}
+    cross join (
+        {{ conflicts_sql | trim | indent(4) }}
+    ) as rerun
+    {%- endif %}
     {{ guard.join }}
 {% endmacro %}
 
 
-{#- The invalid rows of a change set, as check columns: rows with a NULL key,
-    and the duplicated keys, each {order, key columns, example} so that
-    sorting puts the most repeated first, then by key, as _assert_unique_key
-    does. -#}
-{% macro _invalid_key_columns(keys) %}
+{#- One row: the select's rows with a NULL key (`null_key_rows`), and its
+    duplicated keys (`duplicated_keys`), each {order, key columns, example}
+    so that sorting puts the most repeated first, then by key, as
+    _assert_unique_key does. -#}
+{% macro _invalid_keys_sql(keys, source) %}
   {%- set key_names = [] -%}
   {%- for name in keys -%}{%- do key_names.append(historize._quote('_historize_key_' ~ loop.index0)) -%}{%- endfor -%}
   {%- set any_null = key_names | join(' is null or ') ~ ' is null' -%}
-  {%- set invalid = "_historize_action = 'invalid'" -%}
-            count_if({{ invalid }} and ({{ any_null }})) as null_key_rows,
-            collect_set(case when {{ invalid }} and not ({{ any_null }}) then named_struct(
+        select
+            coalesce(sum(case when {{ any_null }} then _historize_occurrences end), 0) as null_key_rows,
+            collect_set(case when not ({{ any_null }}) and _historize_occurrences > 1 then named_struct(
                 'order', -_historize_occurrences,
                 {%- for name in key_names %}
                 'key_{{ loop.index0 }}', {{ name }},
                 {%- endfor %}
                 'example', concat('(', concat_ws(', ', {% for name in key_names %}cast({{ name }} as string){{ ', ' if not loop.last }}{% endfor %}), ') x',
                     cast(_historize_occurrences as string))) end) as duplicated_keys
-{%- endmacro %}
+        from (
+            select
+                {%- for name in keys %}
+                {{ historize._qualified(name, 'src') }} as {{ key_names[loop.index0] }},
+                {%- endfor %}
+                count(*) as _historize_occurrences
+            from {{ source }} as src
+            group by {{ historize._column_list(keys, 'src') }}
+        ) as occurrences
+{% endmacro %}
 
 
 {#- Runs a load's one MERGE (`merge_sql`) as dbt's 'main' statement, from

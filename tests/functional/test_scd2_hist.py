@@ -7,7 +7,7 @@ import datetime as dt
 
 import pytest
 
-from reference import hash_key, row_hash
+from reference import Scd2Model, hash_key, row_hash
 
 from conftest import load_reports, report
 
@@ -133,6 +133,46 @@ def test_load_sequence_with_reruns_and_full_refresh(project):
             assert key == hash_key([id_, started])
             assert row_hash_ == row_hash({"name": name, "price": price})
             assert loaded_at is not None
+
+
+# Four models loaded at once, each from LOAD_1 to its own snapshot: (rows, (new, changed, deleted)).
+THREADED_LOADS = {
+    "hist_mixed": (LOAD_2, (1, 1, 1)),
+    "hist_changed": (LOAD_3, (0, 3, 0)),  # keys 2, 3 and 4 change
+    "hist_deleted": ([(1, "a", 10)], (0, 0, 3)),
+    "hist_new": (LOAD_1 + [(6, "f", 60), (7, "g", 70), (8, "h", 80)], (3, 0, 0)),
+}
+
+
+def modelled_history(*loads):
+    """The history the reference model builds from (rows, load_timestamp, load_run_id) loads."""
+    model = Scd2Model()
+    for rows, at, run_id in loads:
+        model.load({(i,): {"name": n, "price": p} for i, n, p in rows}, at, run_id)
+    rows = [(v.key[0], v.attributes["name"], v.attributes["price"], v.started_at, v.ended_at, v.state, v.load_run_id)
+            for v in model.versions]
+    return sorted(rows, key=lambda row: (row[0], row[3]))  # ORDER
+
+
+def test_models_loaded_by_parallel_threads_each_get_their_own_history_and_report(project):
+    """dbt's threads share the one Spark session: four MERGE loads at once, each
+    with its own table, counts and commit."""
+    for name in THREADED_LOADS:
+        hist_model(project, name, "merge", source=f"snapshot_{name}")
+        project.create_table(f"snapshot_{name}", COLUMNS, LOAD_1)
+    project.run("run", "--threads", "4", variables=variables(T1, "r1"))
+    for name, (rows, _) in THREADED_LOADS.items():
+        project.create_table(f"snapshot_{name}", COLUMNS, rows)
+    commits = {name: project.commits(name) for name in THREADED_LOADS}
+
+    result = project.run("run", "--threads", "4", variables=variables(T2, "r2"))
+    # the four loads ran at once: each began before any ended
+    executed = [next(t for t in node_result.timing if t.name == "execute") for node_result in result.result.results]
+    assert max(t.started_at for t in executed) < min(t.completed_at for t in executed)
+    assert load_reports(result) == {name: report(*counts, "merge") for name, (_, counts) in THREADED_LOADS.items()}
+    for name, (rows, _) in THREADED_LOADS.items():
+        assert project.table(name, SHOWN, ORDER) == modelled_history((LOAD_1, T1, "r1"), (rows, T2, "r2")), name
+        assert new_operations(project, name, commits[name]) == ["MERGE"]
 
 
 def test_table_of_an_earlier_layout_is_rewritten_partitioned_keeping_its_history(project):

@@ -22,6 +22,8 @@ RENDERERS = {
     "plan": "{{ historize._scd2_hist_plan_sql(cfg, this, api.Relation.create(identifier='pending')) }}",
     "checked_merge": "{{ historize._scd2_hist_checked_merge_sql(cfg, this, api.Relation.create(identifier='src'), "
                      "['region', 'id', 'name'], historize._no_guard()) }}",
+    "checked_merge_first_run": "{{ historize._scd2_hist_checked_merge_sql(cfg, this, api.Relation.create(identifier='src'), "
+                               "['region', 'id', 'name'], historize._no_guard(), rerun=false) }}",
 }
 # (old type, new type, whether Delta's type widening applies it in place)
 WIDENINGS = [
@@ -132,20 +134,37 @@ def test_plan_reads_the_cached_change_set_outside_any_cte(rendered):
 def test_merge_strategy_computes_checks_and_writes_the_change_set_in_one_statement(rendered):
     sql = rendered["checked_merge"]
     assert sql.startswith("merge into historize.checked_merge as hist using ( with historize_changes as ( with keyed_source as")
-    assert sql.count("merge into") == 1 and sql.count("from src") == 1  # one statement, the select read once
-    assert "historize_checks as ( select case when counted.null_key_rows > 0 then raise_error(" in sql
+    assert sql.count("merge into") == 1
+    # the checks read the select and the table, never the change set (Spark would compute it again)
+    assert sql.count("from historize_changes") == 1
+    assert "historize_checks as ( select case when invalid_keys.null_key_rows > 0 then raise_error(" in sql
+    assert ("select src.`region` as `_historize_key_0`, src.`id` as `_historize_key_1`, count(*) as _historize_occurrences "
+            "from src as src group by src.`region`, src.`id`") in sql
     assert ("raise_error(concat('historize: model checked_merge: unique_key (region, id) is duplicated for ', "
-            "cast(size(counted.duplicated_keys) as string), ' key(s) in the select, e.g. ', ") in sql
+            "cast(size(invalid_keys.duplicated_keys) as string), ' key(s) in the select, e.g. ', ") in sql
     assert ("'example', concat('(', concat_ws(', ', cast(`_historize_key_0` as string), "
             "cast(`_historize_key_1` as string)), ') x', cast(_historize_occurrences as string)))") in sql
     assert (f"when newest.newest_timestamp > {AT} then raise_error(concat('historize: model checked_merge: "
             "load_timestamp 2026-01-01 06:00:00.000000 is older than ', ") in sql
-    assert "when counted.conflicts > 0 then raise_error(" in sql
+    # a rerun's conflicts: the open versions that began at this load_timestamp, against the select
+    assert "when rerun.conflicts > 0 then raise_error(" in sql
+    assert ("from historize.checked_merge as started left join ( select src_row.`region`, src_row.`id`, "
+            "src_row.`row_hash`, true as _historize_in_source from src as src_row ) as src "
+            "on started.`region` = src.`region` and started.`id` = src.`id` "
+            f"where started.`version_ended_at` is null and started.`version_started_at` = {AT} ) as started_at_load") in sql
     # every row of the source passes the checks; the change set carries no count of its own
     assert "from historize_changes as chg cross join historize_checks lateral view explode(" in sql
     assert "else true end as _historize_checked" in sql  # no guard given
     assert "where historize_checks._historize_checked" in sql
     assert "_historize_scope_rows" not in sql
+
+
+def test_first_run_of_a_load_timestamp_checks_no_rerun_conflicts(rendered):
+    """No open version began at this load_timestamp when the run read the
+    table (and the guard fails the MERGE if one did since)."""
+    first = rendered["checked_merge_first_run"]
+    assert "conflicts" not in first and "started_at_load" not in first
+    assert first.count("from src as src") == 2  # the change set's pass and the key checks'
 
 
 @pytest.mark.parametrize("name", sorted(set(RENDERERS) - {"widening"}))

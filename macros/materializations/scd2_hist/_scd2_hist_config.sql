@@ -35,6 +35,7 @@
       'partition_by': [cfg.valid_to] + historize._as_column_list('partition_by', model_partitions, required=false),
       'guard_scope': 'guarded.' ~ historize._quote(cfg.valid_to) ~ ' is null',
       'guard_newest': 'guarded.' ~ historize._quote(cfg.valid_from),
+      'rerun_scope': 'guarded.' ~ historize._quote(cfg.valid_from) ~ ' = ' ~ historize.load_timestamp_sql(),
   }) -%}
   {#- Written after the select's columns, in this order. -#}
   {%- do cfg.update({'technical_columns': [cfg.hash_column, cfg.valid_from, cfg.valid_to, cfg.state, cfg.load_run_id, cfg.loaded_at]}) -%}

@@ -3,24 +3,56 @@
     strategy 'ordered' runs the plan query first, for its steps' counts. -#}
 
 {#- A load with strategy 'merge': one MERGE computes the change set, checks
-    it and writes it, guarded by the version `read`. Returns the counts of
-    what it wrote, as _scd2_hist_plan does. -#}
+    the load and writes it, guarded by the version `read`. Returns the counts
+    of what it wrote, as _scd2_hist_plan does. -#}
 {% macro _scd2_hist_merge_load(cfg, target, source, business_columns, read) %}
   {%- set merged = historize._run_checked_merge(cfg, historize._scd2_hist_checked_merge_sql(cfg, target, source,
-        business_columns, historize._unchanged_since(read, cfg)), read) -%}
+        business_columns, historize._unchanged_since(read, cfg), rerun=read.rerun_rows != 0), read) -%}
   {{ return(historize._scd2_hist_counts(historize._scd2_hist_merged_counts(merged), read.rows)) }}
 {% endmacro %}
 
 
 {#- That MERGE: the change set of the select `source` computed, checked and
-    written in one statement, also guarded by `guard`. -#}
-{% macro _scd2_hist_checked_merge_sql(cfg, target, source, business_columns, guard) %}
-  {%- set changes = historize._checked_changes_name() -%}
+    written in one statement, also guarded by `guard`. With `rerun` (open
+    versions began at this load_timestamp), it checks that they still hold
+    the select's data. -#}
+{% macro _scd2_hist_checked_merge_sql(cfg, target, source, business_columns, guard, rerun=true) %}
   {%- set checked = historize._guard_with_checks(
         historize._scd2_hist_changes_sql(cfg, target, source, business_columns, scope_rows=false),
-        historize._plan_checks_sql(cfg, target, changes, historize._scd2_hist_newest_sql(cfg, target),
-            'version', '_historize_open_started_at', guard)) -%}
-  {{ return(historize._scd2_hist_merge_sql(cfg, target, changes, business_columns, guard=checked)) }}
+        historize._plan_checks_sql(cfg, target, source, historize._scd2_hist_newest_sql(cfg, target),
+            historize._scd2_hist_rerun_conflicts_sql(cfg, target, source) if rerun else none, 'version', guard)) -%}
+  {{ return(historize._scd2_hist_merge_sql(cfg, target, historize._checked_changes_name(), business_columns, guard=checked)) }}
+{% endmacro %}
+
+
+{#- One row of _rerun_conflict_columns: the open versions that began at this
+    load_timestamp whose key the select now changes or leaves out. -#}
+{% macro _scd2_hist_rerun_conflicts_sql(cfg, target, source) %}
+  {%- set keys = cfg.unique_key -%}
+        select
+            {{ historize._rerun_conflict_columns(keys | length, '_historize_open_started_at') }}
+        from (
+            select
+                {%- for name in keys %}
+                {{ historize._qualified(name, 'started') }} as {{ historize._quote('_historize_key_' ~ loop.index0) }},
+                {%- endfor %}
+                {{ historize._qualified(cfg.valid_from, 'started') }} as _historize_open_started_at,
+                case
+                    when src._historize_in_source is null then 'deleted'
+                    when {{ historize._qualified(cfg.hash_column, 'src') }} <=> {{ historize._qualified(cfg.hash_column, 'started') }} then 'unchanged'
+                    else 'changed'
+                end as _historize_action
+            from {{ target }} as started
+            left join (
+                select
+                    {{ historize._select_list(keys + [cfg.hash_column], 'src_row') }},
+                    true as _historize_in_source
+                from {{ source }} as src_row
+            ) as src
+                on {{ historize._key_join(keys, 'started', 'src') }}
+            where {{ historize._qualified(cfg.valid_to, 'started') }} is null
+                and {{ historize._qualified(cfg.valid_from, 'started') }} = {{ historize.load_timestamp_sql() }}
+        ) as started_at_load
 {% endmacro %}
 
 

@@ -49,7 +49,7 @@
     {%- else -%}
       {#- Every write fails if another run writes the table after this read. -#}
       {%- if cfg.strategy == 'merge' -%}
-        {%- set read = historize._read_version(target_relation, cfg.guard_scope) -%}
+        {%- set read = historize._read_version(target_relation, cfg.guard_scope, rerun_scope=cfg.rerun_scope) -%}
         {%- set plan = historize._scd2_hist_merge_load(cfg, target_relation, source_view, columns.business, read) -%}
       {%- else -%}
         {%- set read = historize._read_version(target_relation, cfg.guard_scope, counted=false) -%}
