@@ -10,8 +10,10 @@ Spark itself), so both targets print the same text for the same tables.
 from __future__ import annotations
 
 import argparse
+import difflib
 import os
 import sys
+from pathlib import Path
 
 from historize_tools import dbt_runner as dbt
 
@@ -54,9 +56,12 @@ ORDER = {
 }
 
 
-def build(load: dict, callbacks=()) -> None:
-    """One load: `dbt build` of the demo (seeds, models, tests) with the load's vars."""
-    dbt.run(["build", "--select", "demo"], variables=load, callbacks=callbacks)
+def build(load: dict, callbacks=(), expect_success: bool = True):
+    """One load: `dbt build` of the demo (models and tests; the seeds with the first load
+    only, as a project's sources are there before its daily runs) with the load's vars."""
+    seeds = [] if load is LOADS[0] else ["--exclude", "resource_type:seed"]
+    return dbt.run(["build", "--select", "demo", *seeds], variables=load, callbacks=callbacks,
+                   expect_success=expect_success)
 
 
 def reset() -> None:
@@ -137,6 +142,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m historize_tools.demo", description=__doc__.splitlines()[0])
     parser.add_argument("--target", choices=("local", "thrift"), default=os.environ.get("HISTORIZE_TARGET", "local"),
                         help="the embedded Spark (local) or a Thrift server (thrift; ./scripts/cluster.sh start)")
+    parser.add_argument("--check", type=Path, metavar="FILE",
+                        help="fail unless the tables printed are exactly FILE's (tests/demo_tables.txt)")
     args = parser.parse_args(argv)
     os.environ["HISTORIZE_TARGET"] = args.target
     dbt.environment()
@@ -148,13 +155,23 @@ def main(argv: list[str] | None = None) -> int:
             before_last_load = latest_version(EVOLVED)
         print(f"\n== load {load['demo_load']} at {load['load_timestamp']} ({load['load_run_id']})", flush=True)
         build(load)
-    print(tables_text(), end="")
+    tables = tables_text()
+    print(tables, end="")
     print(f"\n== what load 4 did to {EVOLVED} (its Delta history)")
     print(history_text(EVOLVED, before_last_load), end="")
     dbt.run(["docs", "generate", "--quiet"])
     print("\n== dbt docs: target/index.html and target/catalog.json written; browse them with: "
           "source scripts/setup.sh && dbt docs serve")
+    if args.check and (found := differences(tables, args.check)):
+        print(f"\n== the tables differ from {args.check}:\n{found}", file=sys.stderr)
+        return 1
     return 0
+
+
+def differences(tables: str, expected: Path) -> str:
+    """The lines by which the printed tables differ from `expected`'s (a unified diff), or ''."""
+    return "".join(difflib.unified_diff(expected.read_text().splitlines(keepends=True),
+                                        tables.splitlines(keepends=True), str(expected), "demo"))
 
 
 if __name__ == "__main__":

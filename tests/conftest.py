@@ -240,23 +240,6 @@ def spark_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
-DEMO_SCHEMA = "tdemo"
-
-
-@pytest.fixture(scope="session")
-def demo_run(spark_dir: Path) -> dbt.EventRecorder:
-    """The demo's four loads on the embedded Spark, as ./scripts/demo.sh builds them,
-    in the schemas of DEMO_SCHEMA; the recorder holds the SQL they ran."""
-    from historize_tools import demo
-
-    os.environ["HISTORIZE_SCHEMA"] = DEMO_SCHEMA
-    recorder = dbt.EventRecorder()
-    demo.reset()
-    for load in demo.LOADS:
-        demo.build(load, callbacks=[recorder])
-    return recorder
-
-
 def _new_project(request: pytest.FixtureRequest, tmp_path: Path) -> Project:
     """A project of the test's own, in a schema named after the test."""
     name = re.sub(r"[^a-z0-9]+", "_", request.node.name.lower())[:40].strip("_")

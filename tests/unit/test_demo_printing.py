@@ -1,5 +1,11 @@
-"""The demo's printing, which must give the same text on every target."""
-from historize_tools.demo import map_text, text_table
+"""The demo's printing, which must give the same text on every target, and the
+demo's tables the README shows."""
+import re
+
+from historize_tools import dbt_runner as dbt
+from historize_tools.demo import EVOLVED, differences, map_text, text_table
+
+from conftest import DEMO_TABLES
 
 
 def test_a_local_map_is_written_as_the_thrift_server_sends_it():
@@ -17,3 +23,34 @@ def test_rows_are_laid_out_as_spark_shows_them():
         "|1  |a   |\n"
         "|22 |NULL|\n"
         "+---+----+\n")
+
+
+def readme_block(title: str) -> str:
+    """The table the README shows under `== title` in its demo output."""
+    text = (dbt.ROOT / "README.md").read_text()
+    block = re.search(rf"== {re.escape(title)}\n(\+[-+]+\+\n(?:[|+].*\n)+)", text)
+    assert block, f"the README shows no table {title}"
+    return block.group(1)
+
+
+def demo_table(title: str) -> str:
+    """The table under `== title` in the tables the demo ends in (which CI's demo and the
+    cluster's demo test check)."""
+    sections = DEMO_TABLES.read_text().split("\n== ")
+    found = [section.split("\n", 1)[1] for section in sections if section.split("\n", 1)[0] == title]
+    assert len(found) == 1, f"tests/demo_tables.txt has {len(found)} tables {title}"
+    return found[0]
+
+
+def test_the_readme_shows_the_demo_s_tables():
+    for title in (EVOLVED, "historize_demo.historize_loads"):
+        assert readme_block(title) == demo_table(title)
+
+
+def test_the_demo_s_check_names_the_lines_that_differ(tmp_path):
+    expected = tmp_path / "tables.txt"
+    expected.write_text("\n== t\n+--+\n|id|\n+--+\n|1 |\n+--+\n")
+    assert differences(expected.read_text(), expected) == ""
+    found = differences("\n== t\n+--+\n|id|\n+--+\n|2 |\n+--+\n", expected)
+    assert f"--- {expected}\n+++ demo\n" in found
+    assert "-|1 |\n+|2 |\n" in found
