@@ -32,8 +32,10 @@ def environment(spark_dir: Path | None = None) -> None:
     os.environ.setdefault("HISTORIZE_THRIFT_POLL_INTERVAL", "0")
     if spark_dir is not None:
         os.environ["HISTORIZE_SPARK_DIR"] = str(spark_dir)
-        # a throwaway warehouse: the in-memory catalog, two models at a time, small tables
+        # a throwaway warehouse: the in-memory catalog, no Hadoop checksum files, two models
+        # at a time, small tables
         os.environ.setdefault("HISTORIZE_CATALOG", "in-memory")
+        os.environ.setdefault("HISTORIZE_FILE_CHECKSUMS", "false")
         os.environ.setdefault("HISTORIZE_THREADS", "2")
         small_tables()
 
