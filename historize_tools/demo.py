@@ -59,7 +59,7 @@ ORDER = {
 def build(load: dict, callbacks=(), expect_success: bool = True):
     """One load: `dbt build` of the demo (models and tests; the seeds with the first load
     only, as a project's sources are there before its daily runs) with the load's vars."""
-    seeds = [] if load is LOADS[0] else ["--exclude", "resource_type:seed"]
+    seeds = [] if load["demo_load"] == LOADS[0]["demo_load"] else ["--exclude", "resource_type:seed"]
     return dbt.run(["build", "--select", "demo", *seeds], variables=load, callbacks=callbacks,
                    expect_success=expect_success)
 
@@ -145,6 +145,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--check", type=Path, metavar="FILE",
                         help="fail unless the tables printed are exactly FILE's (tests/demo_tables.txt)")
     args = parser.parse_args(argv)
+    if args.check and not args.check.is_file():
+        parser.error(f"--check: no such file: {args.check}")  # before the loads, not after them
     os.environ["HISTORIZE_TARGET"] = args.target
     dbt.environment()
     dbt.run(["debug", "--quiet"])

@@ -2,8 +2,10 @@
 demo's tables the README shows."""
 import re
 
+import pytest
+
 from historize_tools import dbt_runner as dbt
-from historize_tools.demo import EVOLVED, differences, map_text, text_table
+from historize_tools.demo import EVOLVED, differences, main, map_text, text_table
 
 from conftest import DEMO_TABLES
 
@@ -54,3 +56,11 @@ def test_the_demo_s_check_names_the_lines_that_differ(tmp_path):
     found = differences("\n== t\n+--+\n|id|\n+--+\n|2 |\n+--+\n", expected)
     assert f"--- {expected}\n+++ demo\n" in found
     assert "-|1 |\n+|2 |\n" in found
+
+
+def test_a_missing_check_file_is_refused_before_any_load(tmp_path, capsys):
+    missing = tmp_path / "absent.txt"
+    with pytest.raises(SystemExit) as exited:
+        main(["--check", str(missing)])
+    assert exited.value.code == 2
+    assert f"--check: no such file: {missing}" in capsys.readouterr().err
