@@ -14,7 +14,8 @@ HISTORIZE_MASTER_UI_PORT (8080: the master's JSON status), HISTORIZE_WORKER_CORE
 HISTORIZE_THRIFT_DRIVER_MEMORY (2g), HISTORIZE_THRIFT_PORT (10000),
 HISTORIZE_CLUSTER_START_TIMEOUT (seconds, 180), HISTORIZE_SHUFFLE_PARTITIONS
 (twice the worker's cores; 1 for tables of a few rows, as the tests'),
-HISTORIZE_ADAPTIVE and HISTORIZE_CODEGEN (true; false for tables of a few rows).
+HISTORIZE_ADAPTIVE and HISTORIZE_CODEGEN (true; false for tables of a few rows),
+HISTORIZE_JAVA_OPTIONS (options of every JVM the cluster starts; none by default).
 """
 from __future__ import annotations
 
@@ -56,6 +57,7 @@ class Settings:
     shuffle_partitions: int
     adaptive: str
     codegen: str
+    java_options: str
 
     @classmethod
     def from_environment(cls) -> "Settings":
@@ -75,6 +77,7 @@ class Settings:
                                                minimum=1),
             adaptive=_boolean_setting("HISTORIZE_ADAPTIVE"),
             codegen=_boolean_setting("HISTORIZE_CODEGEN"),
+            java_options=env("HISTORIZE_JAVA_OPTIONS", "").strip(),
         )
 
     @property
@@ -138,8 +141,8 @@ def _thrift_command(settings: Settings) -> list[str]:
         "spark.sql.warehouse.dir": str(settings.home / "warehouse"),
         "spark.hadoop.javax.jdo.option.ConnectionURL":
             f"jdbc:derby:;databaseName={settings.home / 'metastore_db'};create=true",
-        "spark.driver.extraJavaOptions": f"-Dderby.system.home={settings.home} "
-                                         f"-Dlog4j.configurationFile={ROOT / 'profiles' / 'log4j2.properties'}",
+        "spark.driver.extraJavaOptions": f"{settings.java_options} -Dderby.system.home={settings.home} "
+                                         f"-Dlog4j.configurationFile={ROOT / 'profiles' / 'log4j2.properties'}".strip(),
         "spark.sql.session.timeZone": "UTC",
         # HISTORIZE_SHUFFLE_PARTITIONS=1, HISTORIZE_ADAPTIVE / HISTORIZE_CODEGEN=false, as for the
         # tests' embedded Spark (profiles/profiles.yml): on tables of a few rows, more tasks,
@@ -153,6 +156,8 @@ def _thrift_command(settings: Settings) -> list[str]:
         "spark.executor.memory": settings.executor_memory,
         "spark.cores.max": str(settings.worker_cores),
     }
+    if settings.java_options:
+        confs["spark.executor.extraJavaOptions"] = settings.java_options
     command = [_spark_bin("spark-submit"), "--master", settings.master_url, "--name", "historize-thrift",
                "--driver-memory", settings.driver_memory, "--class", THRIFT_SERVER_CLASS]
     for name, value in confs.items():
@@ -210,9 +215,11 @@ def group_running(settings: Settings, process: str) -> bool:
 def _launch(settings: Settings, process: str, command: list[str]) -> None:
     log = settings.log_file(process)
     log.parent.mkdir(parents=True, exist_ok=True)
+    # the master's and the worker's own JVMs (spark-class reads SPARK_DAEMON_JAVA_OPTS)
+    env = dict(os.environ, SPARK_DAEMON_JAVA_OPTS=settings.java_options) if settings.java_options else None
     with log.open("ab") as out:
         child = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                 cwd=settings.home, start_new_session=True)
+                                 cwd=settings.home, start_new_session=True, env=env)
     settings.pid_file(process).write_text(str(child.pid))
 
 

@@ -33,3 +33,25 @@ def test_settings_read_from_the_environment(monkeypatch):
     assert settings.shuffle_partitions == 6  # twice the worker's cores
     monkeypatch.setenv("HISTORIZE_SHUFFLE_PARTITIONS", "1")
     assert cluster.Settings.from_environment().shuffle_partitions == 1
+
+
+def test_java_options_reach_every_jvm_of_the_cluster(monkeypatch, tmp_path):
+    monkeypatch.setenv("HISTORIZE_CLUSTER_DIR", str(tmp_path / "cluster"))
+    monkeypatch.setenv("HISTORIZE_JAVA_OPTIONS", " -XX:+UseParallelGC ")
+    settings = cluster.Settings.from_environment()
+    confs = dict(arg.split("=", 1) for arg in cluster._thrift_command(settings) if arg.startswith("spark."))
+    assert confs["spark.driver.extraJavaOptions"].startswith("-XX:+UseParallelGC -Dderby.system.home=")
+    assert confs["spark.executor.extraJavaOptions"] == "-XX:+UseParallelGC"
+    launched = []
+    monkeypatch.setattr(cluster.subprocess, "Popen", lambda command, **kwargs: launched.append(kwargs["env"]) or
+                        type("Child", (), {"pid": 1})())
+    cluster._launch(settings, "master", ["true"])
+    assert launched[0]["SPARK_DAEMON_JAVA_OPTS"] == "-XX:+UseParallelGC"
+
+    monkeypatch.delenv("HISTORIZE_JAVA_OPTIONS")
+    settings = cluster.Settings.from_environment()
+    confs = dict(arg.split("=", 1) for arg in cluster._thrift_command(settings) if arg.startswith("spark."))
+    assert confs["spark.driver.extraJavaOptions"].startswith("-Dderby.system.home=")
+    assert "spark.executor.extraJavaOptions" not in confs
+    cluster._launch(settings, "master", ["true"])
+    assert launched[1] is None  # the environment as it is
