@@ -3,8 +3,7 @@ SparkSession (started by the first dbt command), each test in a project of its
 own that installs historize as a local package, in a schema of its own. The
 cluster tests run dbt's `thrift` target against a Spark cluster instead, and
 never start the embedded Spark: ./scripts/test.sh runs them in a second
-process (pytest-xdist), beside the embedded Spark's (which may take embedded
-tests after them: pytest_xdist_make_scheduler)."""
+process (pytest-xdist), beside the embedded Spark's."""
 from __future__ import annotations
 
 import contextlib
@@ -217,25 +216,18 @@ def report(new: int, changed: int, deleted: int, detail: str, written: int | Non
 
 # The folders whose tests run Spark: under pytest-xdist each goes to one worker as a whole.
 SPARK_FOLDERS = ("functional", "cluster")
-# Embedded tests run as a scope of their own, after the others: by the worker that is done
-# first (the cluster's, which then starts an embedded Spark of its own, or the embedded one).
-LAST_EMBEDDED_FILES = ("test_kill_and_rerun.py",)
 
 
 def pytest_xdist_make_scheduler(config: pytest.Config, log):
     """pytest-xdist's scheduling by scope, a folder of SPARK_FOLDERS being one scope: the
     embedded Spark's tests (tests/functional) share one SparkSession in one worker, and
-    the cluster's (tests/cluster) run beside them in another; LAST_EMBEDDED_FILES are a
-    third scope, which the first worker to finish takes, so that neither core idles at the
-    end; any other test goes anywhere. Scopes with more tests are handed out first."""
+    the cluster's (tests/cluster) run beside them in another; any other test goes anywhere."""
     from xdist.scheduler import LoadScopeScheduling
 
     class BySparkFolder(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
-            path = Path(nodeid.split("::")[0])
-            if path.parent.name == "functional" and path.name in LAST_EMBEDDED_FILES:
-                return "functional, last"
-            return path.parent.name if path.parent.name in SPARK_FOLDERS else nodeid
+            folder = Path(nodeid.split("::")[0]).parent.name
+            return folder if folder in SPARK_FOLDERS else nodeid
 
     return BySparkFolder(config, log)
 
