@@ -4,6 +4,9 @@ Thrift Server whose executors run on that worker. dbt's `thrift` target talks
 to it as to any cluster's Thrift server.
 
     python -m historize_tools.cluster start    (what ./scripts/cluster.sh start runs)
+    python -m historize_tools.cluster start --small-tables
+                                               with the tests' Spark settings, where not set
+                                               (dbt_runner.small_tables: CI's cluster)
     python -m historize_tools.cluster status   exit 0 when up, 3 when not
     python -m historize_tools.cluster stop
 
@@ -31,7 +34,7 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
-from historize_tools.dbt_runner import ROOT
+from historize_tools.dbt_runner import ROOT, small_tables
 
 HOST = "127.0.0.1"
 THRIFT_SERVER_CLASS = "org.apache.spark.sql.hive.thriftserver.HiveThriftServer2"
@@ -360,9 +363,11 @@ def status(settings: Settings) -> tuple[bool, str]:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    if len(argv) != 1 or argv[0] not in ("start", "status", "stop"):
-        print("usage: python -m historize_tools.cluster start|status|stop", file=sys.stderr)
+    if argv not in (["start"], ["start", "--small-tables"], ["status"], ["stop"]):
+        print("usage: python -m historize_tools.cluster start [--small-tables]|status|stop", file=sys.stderr)
         return 2
+    if argv[1:] == ["--small-tables"]:
+        small_tables()
     try:
         settings = Settings.from_environment()
     except ClusterError as error:

@@ -55,3 +55,18 @@ def test_java_options_reach_every_jvm_of_the_cluster(monkeypatch, tmp_path):
     assert "spark.executor.extraJavaOptions" not in confs
     cluster._launch(settings, "master", ["true"])
     assert launched[1] is None  # the environment as it is
+
+
+def test_small_tables_gives_the_cluster_the_tests_settings_where_unset(monkeypatch, tmp_path):
+    monkeypatch.setenv("HISTORIZE_CLUSTER_DIR", str(tmp_path / "cluster"))
+    for name in ("HISTORIZE_SHUFFLE_PARTITIONS", "HISTORIZE_ADAPTIVE", "HISTORIZE_JAVA_OPTIONS"):
+        monkeypatch.setenv(name, "")  # restored by monkeypatch when the test ends
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("HISTORIZE_CODEGEN", "true")  # set: kept
+    started = []
+    monkeypatch.setattr(cluster, "start", lambda settings: started.append(settings) or 1.0)
+    assert cluster.main(["start", "--small-tables"]) == 0
+    settings = started[0]
+    assert (settings.shuffle_partitions, settings.adaptive, settings.codegen, settings.java_options) == (
+        1, "false", "true", "-XX:+UseParallelGC")
+    assert cluster.main(["start", "--small"]) == 2
