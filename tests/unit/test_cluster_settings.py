@@ -2,9 +2,12 @@
 starting anything."""
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from historize_tools import cluster
+from historize_tools import dbt_runner
 
 
 @pytest.mark.parametrize("name, value, expected", [
@@ -59,7 +62,7 @@ def test_java_options_reach_every_jvm_of_the_cluster(monkeypatch, tmp_path):
 
 def test_small_tables_gives_the_cluster_the_tests_settings_where_unset(monkeypatch, tmp_path):
     monkeypatch.setenv("HISTORIZE_CLUSTER_DIR", str(tmp_path / "cluster"))
-    for name in ("HISTORIZE_SHUFFLE_PARTITIONS", "HISTORIZE_ADAPTIVE", "HISTORIZE_JAVA_OPTIONS"):
+    for name in ("HISTORIZE_SHUFFLE_PARTITIONS", "HISTORIZE_ADAPTIVE", "HISTORIZE_JAVA_OPTIONS", "JAVA_HOME"):
         monkeypatch.setenv(name, "")  # restored by monkeypatch when the test ends
         monkeypatch.delenv(name)
     monkeypatch.setenv("HISTORIZE_CODEGEN", "true")  # set: kept
@@ -69,4 +72,28 @@ def test_small_tables_gives_the_cluster_the_tests_settings_where_unset(monkeypat
     settings = started[0]
     assert (settings.shuffle_partitions, settings.adaptive, settings.codegen, settings.java_options) == (
         1, "false", "true", "-XX:+UseParallelGC")
+    newest = dbt_runner.newest_java_home()
+    assert os.environ.get("JAVA_HOME") == (str(newest) if newest else None)
     assert cluster.main(["start", "--small"]) == 2
+
+
+def jdk(folder, name: str, version: str | None, java: bool = True) -> None:
+    home = folder / name
+    (home / "bin").mkdir(parents=True)
+    if java:
+        (home / "bin" / "java").write_text("")
+    if version is not None:
+        (home / "release").write_text(f'IMPLEMENTOR="x"\nJAVA_VERSION="{version}"\nOS_NAME="Linux"\n')
+
+
+def test_the_tests_jvm_is_the_newest_java_spark_runs_on(tmp_path):
+    jdk(tmp_path, "jdk-17", "17.0.15")
+    jdk(tmp_path, "jdk-21", "21.0.2")
+    jdk(tmp_path, "jdk-24", "24.0.1")  # a version Spark does not run on
+    jdk(tmp_path, "jdk-25-early", "25.0.2")  # before the first 25 Spark supports
+    jdk(tmp_path, "jdk-26", None)  # no release file: version unknown
+    jdk(tmp_path, "jre-25", "25.0.3", java=False)  # no java to run
+    assert dbt_runner.newest_java_home([tmp_path, tmp_path / "absent"]) == tmp_path / "jdk-21"
+    jdk(tmp_path, "temurin-25", "25.0.3")
+    assert dbt_runner.newest_java_home([tmp_path]) == tmp_path / "temurin-25"
+    assert dbt_runner.newest_java_home([tmp_path / "absent"]) is None
