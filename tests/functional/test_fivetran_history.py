@@ -31,7 +31,7 @@ def model(project, name="ft_hist", unique_key="['id']", options=", unmodified_st
 
 
 def apply(project, events, ddl=BATCH, at="2026-03-01 00:00:00"):
-    project.create_table("batch", ddl, events)
+    project.create_source("batch", ddl, events)
     return project.run("run", variables={"load_timestamp": at})
 
 
@@ -145,9 +145,9 @@ def test_bad_batches_fail_clearly_and_leave_the_table(project):
          "unknown operation in _fivetran_op: 'insert' x1, NULL x1; allowed: upsert, update, delete"),
     ]
     for events, message in cases:
-        project.create_table("batch", BATCH, events)
+        project.create_source("batch", BATCH, events)
         assert message in project.fail("run")
         assert state(project) == before
-    project.create_table("batch", "id int, col1 string, col2 string, _fivetran_start timestamp", [(1, "x", "1", T[2])])
+    project.create_source("batch", "id int, col1 string, col2 string, _fivetran_start timestamp", [(1, "x", "1", T[2])])
     assert "the select has no column _fivetran_op (op_column)" in project.fail("run")
     assert state(project) == before

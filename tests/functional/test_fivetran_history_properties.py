@@ -77,7 +77,7 @@ def load_all(project, sequences: list[list[list[tuple]]]) -> set[int]:
         columns = data_columns(number)
         rows = [event_row(grouped_key(g, key), op, hours, values, synced, len(columns))
                 for g, batch in enumerate(load) for key, op, hours, *values in batch]
-        project.create_table("batch", BATCH + (ADDED if number >= ADDED_AT else ""), rows)
+        project.create_source("batch", BATCH + (ADDED if number >= ADDED_AT else ""), rows)
         project.run("run")
         model.apply([((row[0],), row[1], row[2], dict(zip(columns, (*row[3:5], *row[6:]))), synced) for row in rows])
         if number == RERUN_AT:
@@ -117,7 +117,7 @@ def refuse_bad_events(project, rows: list[tuple], synced: dt.datetime, number: i
         ([event_row(None, "upsert", 1, ("a", "x", "c"), synced, width)],
          "the key and _fivetran_start (id, _fivetran_start) is NULL in 1 row(s)"),
     ):
-        project.create_table("batch", BATCH + (ADDED if number >= ADDED_AT else ""), rows + extra)
+        project.create_source("batch", BATCH + (ADDED if number >= ADDED_AT else ""), rows + extra)
         with project.unchanged(*TABLES):
             message = project.fail("run")
             assert error in message, message

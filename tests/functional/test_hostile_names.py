@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from conftest import T1, T2
+from conftest import T1, T2, sql_identifier, sql_literal
 from reference import UNMODIFIED, FivetranModel, Scd2Model, Type6Model, hash_key, row_hash, sorted_rows
 
 KEY = "key id"
@@ -58,25 +58,10 @@ models:
 """
 
 
-def literal(value) -> str:
-    """A Spark SQL literal, escaped here, independently of the project's macros."""
-    if value is None:
-        return "null"
-    if isinstance(value, dt.datetime):
-        return f"timestamp'{value:%Y-%m-%d %H:%M:%S}'"
-    if isinstance(value, str):
-        return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
-    return str(value)
-
-
-def identifier(name: str) -> str:
-    return "`" + name.replace("`", "``") + "`"
-
-
 def source_view(project, name: str, columns: tuple, rows: list[tuple]) -> None:
-    values = ", ".join("(" + ", ".join(literal(v) for v in row) + ")" for row in rows)
+    values = ", ".join("(" + ", ".join(sql_literal(v) for v in row) + ")" for row in rows)
     project.sql(f"create or replace view {project.schema}.{name} as "
-                f"select * from values {values} as t({', '.join(identifier(c) for c in columns)})")
+                f"select * from values {values} as t({', '.join(sql_identifier(c) for c in columns)})")
 
 
 def model_text(name: str, extra_config: str = "") -> str:
@@ -108,17 +93,17 @@ def test_hostile_names_and_values_work_in_every_materialization(project):
         dim.load(DIM_LOADS[number], at)
         ft.apply([((key,), op, start, {"it's": a, "a`b": b}, SYNCED) for key, op, start, a, b in FT_BATCHES[number]])
         if number == 0:
-            as_of = project.table("hist_as_of", ", ".join(map(identifier, (KEY, "it's"))), "1")
+            as_of = project.table("hist_as_of", ", ".join(map(sql_identifier, (KEY, "it's"))), "1")
             assert as_of == [(1, "o'k"), (2, "b\\")]
 
-    assert sorted_rows(project.table("hist", ", ".join(identifier(c) for c in (
+    assert sorted_rows(project.table("hist", ", ".join(sql_identifier(c) for c in (
         "hist_key", KEY, *HIST_ATTRIBUTES, "row_hash", "version_started_at", "version_ended_at", "version_state",
         "load_run_id")))) == sorted_rows(
         (hash_key([*v.key, v.started_at]), *v.key, *v.attributes.values(), row_hash(v.attributes), v.started_at,
          v.ended_at, v.state, v.load_run_id) for v in hist.versions)
-    assert sorted_rows(project.table("dim", ", ".join(identifier(c) for c in (
+    assert sorted_rows(project.table("dim", ", ".join(sql_identifier(c) for c in (
         *DIM_COLUMNS, "prev a`b", "effective_from", "effective_to", "current_flag", "version", "change_reason")))) == dim.table()
-    assert sorted_rows(project.table("ft", ", ".join(identifier(c) for c in (
+    assert sorted_rows(project.table("ft", ", ".join(sql_identifier(c) for c in (
         KEY, "it's", "a`b", "_fivetran_start", "_fivetran_end", "_fivetran_active", "_fivetran_synced")))) == ft.rows()
 
     everything = list(DIM_COLUMNS[1:])  # changed columns are listed in the select's order

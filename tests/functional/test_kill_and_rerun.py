@@ -138,7 +138,7 @@ def write_model(project, scenario: Scenario, load: int) -> None:
 
 
 def run_load(project, scenario: Scenario, load: int, callbacks=(), expect_success=True):
-    project.create_table("snapshot", scenario.source_ddl[load == 3], scenario.loads[load - 1])
+    project.create_source("snapshot", scenario.source_ddl[load == 3], scenario.loads[load - 1])
     at = (T1, T2, T3)[load - 1]
     return project.run("run", variables={"load_timestamp": f"{at:%Y-%m-%d %H:%M:%S}", "load_run_id": f"r{load}"},
                        callbacks=callbacks, expect_success=expect_success)

@@ -16,7 +16,7 @@ def lit(at: dt.datetime) -> str:
 def test_as_of_changes_since_and_as_of_join(project):
     for table in ("scd2_valid", "type6_valid", "fivetran_valid"):
         project.create_table(table, *TABLES[table])
-    project.create_table("facts", "fact_id int, id int, event_time timestamp",
+    project.create_source("facts", "fact_id int, id int, event_time timestamp",
                          [(1, 1, T1), (2, 1, T2), (3, 2, T2 - SECOND), (4, 2, T3), (5, 3, T4), (6, 9, T1)])
     project.write("models/sources.yml", f"""
         version: 2
@@ -108,7 +108,7 @@ def test_tables_built_by_historize_need_no_key_and_bad_calls_are_named(project):
     """Every call shape: with the key the table records, and each missing or wrong
     argument a compiler error naming it and the table. A table built before the
     key was recorded (legacy_hist) gets it on its next load."""
-    project.create_table("facts", "fact_id int, id int, event_time timestamp", [(1, 1, T1), (2, 2, T2)])
+    project.create_source("facts", "fact_id int, id int, event_time timestamp", [(1, 1, T1), (2, 2, T2)])
     project.write("models/sources.yml", f"""
         version: 2
         sources:
@@ -122,7 +122,7 @@ def test_tables_built_by_historize_need_no_key_and_bad_calls_are_named(project):
     project.sql(LEGACY.format(schema=project.schema))
     before = dt.datetime(2025, 12, 31, 6)
     project.sql(f"insert into {project.schema}.legacy_hist values ('k0', 1, 'z', 'h', {lit(before)}, null, 'new', 'r0', {lit(before)})")
-    project.create_table("snapshot", HIST, [(1, "a"), (2, "b")])
+    project.create_source("snapshot", HIST, [(1, "a"), (2, "b")])
     for name in ("p_hist", "legacy_hist"):
         project.model(name, "{{ config(materialized='scd2_hist', unique_key='id') }} "
                             "select * from {{ target.schema }}.snapshot")
@@ -134,7 +134,7 @@ def test_tables_built_by_historize_need_no_key_and_bad_calls_are_named(project):
     for name, (select, _) in SHAPES.items():
         project.model(name, f"{{{{ config(materialized='table') }}}} {select}")
     project.run("run", "--select", "p_hist", "legacy_hist", variables={"load_timestamp": T1.strftime("%Y-%m-%d %H:%M:%S")})
-    project.create_table("snapshot", HIST, [(1, "a2"), (2, "b")])
+    project.create_source("snapshot", HIST, [(1, "a2"), (2, "b")])
     errors = project.fail("build", variables={"load_timestamp": T2.strftime("%Y-%m-%d %H:%M:%S")})
 
     for name, (_, message) in SHAPES.items():

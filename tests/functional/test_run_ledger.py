@@ -67,7 +67,7 @@ def test_every_run_of_a_history_model_is_recorded_with_its_outcome(project):
     windows: list[tuple] = []  # each run's invocation, from just before to just after
 
     def load(day: int, rows, *select: str, callbacks=(), expect_success=True):
-        project.create_table("snapshot", SOURCE, rows)
+        project.create_source("snapshot", SOURCE, rows)
         names = select or ("customers_hist", "customers_dim")
         before = {name: version(project, name) for name in names}
         started = utc_now()

@@ -38,12 +38,12 @@ def variables(at, run_id):
 
 
 def load(project, rows, at, run_id, columns=COLUMNS, *flags):
-    project.create_table("snapshot", columns, rows)
+    project.create_source("snapshot", columns, rows)
     return project.run("run", *flags, variables=variables(at, run_id))
 
 
 def load_fails(project, rows, at, run_id, columns=COLUMNS):
-    project.create_table("snapshot", columns, rows)
+    project.create_source("snapshot", columns, rows)
     return project.fail("run", variables=variables(at, run_id))
 
 
@@ -159,10 +159,10 @@ def test_models_loaded_by_parallel_threads_each_get_their_own_history_and_report
     with its own table, counts and commit."""
     for name in THREADED_LOADS:
         hist_model(project, name, "merge", source=f"snapshot_{name}")
-        project.create_table(f"snapshot_{name}", COLUMNS, LOAD_1)
+        project.create_source(f"snapshot_{name}", COLUMNS, LOAD_1)
     project.run("run", "--threads", "4", variables=variables(T1, "r1"))
     for name, (rows, _) in THREADED_LOADS.items():
-        project.create_table(f"snapshot_{name}", COLUMNS, rows)
+        project.create_source(f"snapshot_{name}", COLUMNS, rows)
     commits = {name: project.commits(name) for name in THREADED_LOADS}
 
     result = project.run("run", "--threads", "4", variables=variables(T2, "r2"))
@@ -217,7 +217,7 @@ def test_ordered_run_interrupted_after_a_step_ends_correct_when_rerun(project, b
     load(project, LOAD_1, T1, "r1")
     project.sql(f"alter table {project.schema}.hist_ordered add constraint interrupt check ({breaking_constraint})")
     commits = project.commits("hist_ordered")
-    project.create_table("snapshot", COLUMNS, LOAD_2)
+    project.create_source("snapshot", COLUMNS, LOAD_2)
     error = project.fail("run", variables=variables(T2, "r2"))
     assert "interrupt" in error.lower()
     assert project.commits("hist_ordered") == commits + steps_done  # it really stopped part way
@@ -254,9 +254,9 @@ def test_variants_null_safety_composite_key_select_row_hash_and_meta_options(pro
          [(1, "a-renamed", "h1"), (2, "b", "h2b")]),
     ]
     for at, run_id, nulls, regions, hashed in loads:
-        project.create_table("nulls", "id int, a string, b string", nulls)
-        project.create_table("regions", "region string, id int, name string", regions)
-        project.create_table("hashed", "id int, name string, row_hash string", hashed)
+        project.create_source("nulls", "id int, a string, b string", nulls)
+        project.create_source("regions", "region string, id int, name string", regions)
+        project.create_source("hashed", "id int, name string, row_hash string", hashed)
         project.run("run", variables=variables(at, run_id))
 
     opened = "version_state = 'changed' and version_ended_at is null"
@@ -302,11 +302,11 @@ def test_bad_input_fails_clearly_and_leaves_tables_as_they_were(project):
         assert message in error
         assert state_of(project) == before
 
-    project.create_table("snapshot", "product_id int, name string", [(1, "a")])
+    project.create_source("snapshot", "product_id int, name string", [(1, "a")])
     assert "the select has no column id (unique_key); its columns are: product_id, name" in project.fail(
         "run", variables=variables(T3, "bad"))
     assert state_of(project) == before
-    project.create_table("snapshot", COLUMNS, LOAD_3)
+    project.create_source("snapshot", COLUMNS, LOAD_3)
     assert "var 'load_timestamp' is 'yesterday'; expected 'YYYY-MM-DD HH:MM:SS[.ffffff]' (UTC)" in project.fail(
         "run", variables={"load_timestamp": "yesterday"})
     assert state_of(project) == before
@@ -314,14 +314,14 @@ def test_bad_input_fails_clearly_and_leaves_tables_as_they_were(project):
 
 def test_bad_first_load_and_non_delta_target_create_and_change_nothing(project):
     setup_models(project)
-    project.create_table("snapshot", COLUMNS, [(1, "a", 1), (1, "b", 2)])
+    project.create_source("snapshot", COLUMNS, [(1, "a", 1), (1, "b", 2)])
     assert "is duplicated for 1 key(s)" in project.fail("run")
     assert [t for t in project.sql(f"show tables in {project.schema} like 'hist_*'") if not t[2]] == []
 
     for strategy in STRATEGIES:
         project.sql(f"create table {project.schema}.hist_{strategy} (x int) using parquet")
         project.sql(f"insert into {project.schema}.hist_{strategy} values (7)")
-    project.create_table("snapshot", COLUMNS, LOAD_1)
+    project.create_source("snapshot", COLUMNS, LOAD_1)
     assert "exists and is not a Delta table (another format); history is only kept in Delta tables" in project.fail("run")
     for strategy in STRATEGIES:
         assert project.table(f"hist_{strategy}") == [(7,)]

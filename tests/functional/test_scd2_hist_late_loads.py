@@ -47,7 +47,7 @@ def variables(at):
 
 
 def load(project, rows, at, select="hist"):
-    project.create_table("snapshot", COLUMNS, rows)
+    project.create_source("snapshot", COLUMNS, rows)
     return load_reports(project.run("run", "-s", select, variables=variables(at)))["hist"]
 
 
@@ -76,7 +76,7 @@ def test_a_late_load_ends_as_loading_in_time_order(project):
     # The same late load again changes nothing; another snapshot at T2 is refused, naming both loads.
     with project.unchanged("hist"):
         assert load(project, SNAPSHOTS[T2], T2) == report(0, 0, 0, "late, before 2026-03-03 06:00:00.000000")
-        project.create_table("snapshot", COLUMNS, [(1, "a"), (2, "b2")])
+        project.create_source("snapshot", COLUMNS, [(1, "a"), (2, "b2")])
         message = project.fail("run", "-s", "hist", variables={**variables(T2), "load_run_id": "r2-again"})
     assert ("load_timestamp 2026-03-02 06:00:00.000000 (load_run_id r2-again) was already loaded into "
             f"{project.schema}.hist by load_run_id r2, with other data: 1 key(s) differ, e.g. (4) deleted; "
@@ -106,7 +106,7 @@ def test_without_reconcile_a_late_load_is_refused(project):
     load(project, SNAPSHOTS[T1], T1)
     load(project, SNAPSHOTS[T3], T3)
     with project.unchanged("hist"):
-        project.create_table("snapshot", COLUMNS, SNAPSHOTS[T2])
+        project.create_source("snapshot", COLUMNS, SNAPSHOTS[T2])
         message = project.fail("run", "-s", "hist", variables=variables(T2))
     assert ("load_timestamp 2026-03-02 06:00:00.000000 is older than 2026-03-03 06:00:00, the newest time already in "
             f"{project.schema}.hist; loads must come in time order. Nothing was written") in message
@@ -137,7 +137,7 @@ def test_a_late_load_killed_after_its_write_is_recorded_by_its_rerun(project):
             raise RuntimeError("killed after the merge")
 
     kill_after_the_merge.sql = None
-    project.create_table("snapshot", COLUMNS, SNAPSHOTS[T2])
+    project.create_source("snapshot", COLUMNS, SNAPSHOTS[T2])
     killed = project.run("run", "-s", "hist", variables=variables(T2), callbacks=[kill_after_the_merge],
                          expect_success=False)
     assert not killed.success and "killed after the merge" in dbt.failure_messages(killed)

@@ -98,7 +98,7 @@ def as_loaded(values: dict, number: int) -> dict:
 def write_snapshot(project, snapshot: dict, with_added: bool, extra: tuple = ()) -> None:
     """The select's table: one row per key, plus `extra` rows."""
     rows = [(k, v["a"], v["b"], v.get("c")) for k, v in snapshot.items()] + list(extra)
-    project.create_table("snapshot", "id int, a string, b int" + (", c string" if with_added else ""),
+    project.create_source("snapshot", "id int, a string, b int" + (", c string" if with_added else ""),
                          [row if with_added else row[:3] for row in rows])
 
 

@@ -13,7 +13,7 @@ def dim_model(project, config=CONFIG, name="dim_program"):
 
 
 def load(project, rows, at, run_id):
-    project.create_table("stg_program", SOURCE, rows)
+    project.create_source("stg_program", SOURCE, rows)
     return project.run("run", variables={"load_timestamp": at.strftime("%Y-%m-%d %H:%M:%S"), "load_run_id": run_id})
 
 
@@ -74,9 +74,9 @@ def test_types_versions_deletes_returns_and_audit(project):
 def test_change_reason_from_the_select_and_deletes_ignored(project):
     project.model("dim_player", "{{ config(materialized='scd_type6', unique_key='player_id', deletes='ignore') }} "
                                 "select * from {{ target.schema }}.players")
-    project.create_table("players", "player_id int, tier string, change_reason string", [(1, "gold", "signup"), (2, "silver", None)])
+    project.create_source("players", "player_id int, tier string, change_reason string", [(1, "gold", "signup"), (2, "silver", None)])
     project.run("run", variables={"load_timestamp": "2026-01-01 06:00:00"})
-    project.create_table("players", "player_id int, tier string, change_reason string", [(1, "platinum", "tier_upgrade")])
+    project.create_source("players", "player_id int, tier string, change_reason string", [(1, "platinum", "tier_upgrade")])
     project.run("run", variables={"load_timestamp": "2026-01-02 06:00:00"})
     assert project.table("dim_player", "player_id, tier, version, current_flag, change_reason", "player_id, version") == [
         (1, "gold", 1, False, "signup"),
@@ -102,7 +102,7 @@ def test_bad_configuration_and_keys_fail_and_leave_tables(project):
         dim_model(project, f"materialized='scd_type6', unique_key='program_id', {options}")
         assert message in project.fail("run", variables={"load_timestamp": "2026-01-02 06:00:00"})
     dim_model(project)
-    project.create_table("stg_program", SOURCE, [("P1", D[1], "N1", 10, 100), ("P1", D[1], "N2", 11, 100)])
+    project.create_source("stg_program", SOURCE, [("P1", D[1], "N1", 10, 100), ("P1", D[1], "N2", 11, 100)])
     assert "unique_key (program_id) is duplicated for 1 key(s) in the select, e.g. (P1) x2" in project.fail(
         "run", variables={"load_timestamp": "2026-01-02 06:00:00"})
     assert (project.table("dim_program", "*"), project.commits("dim_program"), project.commits("dim_program_audit")) == before

@@ -65,7 +65,7 @@ def load_all(project, sequences: list[list[dict]]) -> set[int]:
         snapshot = {grouped_key(g, k): as_loaded(values, number)
                     for g, group_snapshot in enumerate(load) for k, values in group_snapshot.items()}
         variables = {"load_timestamp": at.strftime("%Y-%m-%d %H:%M:%S")}
-        project.create_table("src", source(number), [(k, *v) for k, v in snapshot.items()])
+        project.create_source("src", source(number), [(k, *v) for k, v in snapshot.items()])
         project.run("run", variables=variables)
         model.load(snapshot, at)
         if number == RERUN_AT:
@@ -91,7 +91,7 @@ def refuse_bad_keys(project, snapshot: dict, variables: dict, number: int) -> No
         ([(None, ("a", "a", "a", "a"))], "unique_key (id) is NULL in 1 row(s) of the select"),
     ):
         rows = [(k, *v) for k, v in snapshot.items()] + [(k, *as_loaded(v, number)) for k, v in extra]
-        project.create_table("src", source(number), rows)
+        project.create_source("src", source(number), rows)
         with project.unchanged(*TABLES):
             check_error(project, variables, error)
 

@@ -37,7 +37,7 @@ def setup(project, history_config: str = "materialized='scd2_hist', unique_key='
 
 
 def load(project, columns: str, rows: list, at: dt.datetime, run_id: str) -> None:
-    project.create_table("snapshot", columns, rows)
+    project.create_source("snapshot", columns, rows)
     project.run("run", variables=variables(at, run_id))
 
 
@@ -108,7 +108,7 @@ def test_bad_schema_changes_fail_and_change_nothing(project):
         project.write("models/schema.yml", yaml)
         state = (project.table("items_hist", "*", "id"), project.commits("items_hist"), describe(project, "items_hist"),
                  properties(project, "items_hist"))
-        project.create_table("snapshot", columns, rows)
+        project.create_source("snapshot", columns, rows)
         message = project.fail("run", variables=variables(T2, "r2"))
         assert (project.table("items_hist", "*", "id"), project.commits("items_hist"), describe(project, "items_hist"),
                 properties(project, "items_hist")) == state
@@ -131,7 +131,7 @@ def test_bad_schema_changes_fail_and_change_nothing(project):
     # MERGE): the schema is already the new one, and the rerun ends as one clean run would
     project.write("models/schema.yml", "version: 2\n")
     project.sql(f"alter table {project.schema}.items_hist add constraint no_bad_title check (title <> 'BAD')")
-    project.create_table("snapshot", "id int, name string, title string, legacy string, qty bigint, size string",
+    project.create_source("snapshot", "id int, name string, title string, legacy string, qty bigint, size string",
                          [(1, "bolt", "BAD", "old", 10, "L")])
     assert "no_bad_title" in project.fail("run", variables=variables(T2, "r2"))
     assert [c[:2] for c in describe(project, "items_hist")][5:7] == [("qty", "bigint"), ("size", "string")]
@@ -161,7 +161,7 @@ def test_table_rename_takes_over_a_history_table_only(project):
     ]
 
     # a base table is never taken over as history
-    project.create_table("products", V1, [(9, "x", "y", Decimal("1.00"), "z", 1)])
+    project.create_source("products", V1, [(9, "x", "y", Decimal("1.00"), "z", 1)])
     project.model("products_history", "{{ config(materialized='scd2_hist', unique_key='id', meta={'former_names': ['products']}) }} "
                                       "select * from {{ ref('base') }}")
     message = project.fail("run", "--select", "products_history", variables=variables(T3, "r3"))
@@ -201,10 +201,10 @@ def test_fivetran_history_rename_add_and_retire(project):
     project.write("models/schema.yml", "version: 2\nmodels:\n  - name: ft\n    columns:\n"
                                        "      - name: label\n        meta: {former_names: [col1]}\n")
     s1, s2 = dt.datetime(2026, 2, 1), dt.datetime(2026, 2, 2)
-    project.create_table("batch", "id int, col1 string, col2 string, _fivetran_start timestamp, _fivetran_op string, "
+    project.create_source("batch", "id int, col1 string, col2 string, _fivetran_start timestamp, _fivetran_op string, "
                                   "_fivetran_synced timestamp", [(1, "a", "x", T1, "upsert", s1)])
     project.run("run")
-    project.create_table("batch", "id int, label string, col3 string, _fivetran_start timestamp, _fivetran_op string, "
+    project.create_source("batch", "id int, label string, col3 string, _fivetran_start timestamp, _fivetran_op string, "
                                   "_fivetran_synced timestamp", [(1, "b", "z", T2, "upsert", s2)])
     project.run("run", variables=variables(T2, "r2"))
     assert [c[0] for c in describe(project, "ft")] == [

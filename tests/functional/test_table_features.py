@@ -56,7 +56,7 @@ def write_models(project, prefix: str, former: str | None = None) -> None:
 
 def load(project, index: int, at: dt.datetime) -> None:
     for kind, (_, ddl, *loads) in KINDS.items():
-        project.create_table(f"src_{kind}", ddl, loads[index])
+        project.create_source(f"src_{kind}", ddl, loads[index])
     project.run("run", variables={"load_timestamp": at.strftime("%Y-%m-%d %H:%M:%S"), "load_run_id": f"r{index + 1}"})
 
 
