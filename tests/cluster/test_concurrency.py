@@ -16,7 +16,7 @@ import sys
 import time
 from pathlib import Path
 
-from conftest import AUDIT, DIM, PROGRAM_CONFIG, PROGRAM_SOURCE, SENTINEL, D, T1, T2, T3, T4
+from conftest import AUDIT, DIM, PROGRAM_CONFIG, PROGRAM_SOURCE, SENTINEL, D, T1, T2, T3, T4, sql_literal
 from historize_tools import dbt_runner as dbt
 from historize_tools import demo
 from reference import MILLISECOND as MS
@@ -111,18 +111,6 @@ def spark_text(value):
 
 def as_text(rows: list[tuple]) -> list[tuple]:
     return [tuple(spark_text(value) for value in row) for row in rows]
-
-
-def sql_literal(value) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, dt.datetime):
-        return f"timestamp'{value.isoformat(sep=' ')}'"
-    if isinstance(value, dt.date):
-        return f"date'{value.isoformat()}'"
-    if isinstance(value, str):
-        return "'" + value.replace("'", "\\'") + "'"
-    return str(value)
 
 
 class Tables:
