@@ -17,7 +17,7 @@ def test_as_of_changes_since_and_as_of_join(project):
     for table in ("scd2_valid", "type6_valid", "fivetran_valid"):
         project.create_table(table, *TABLES[table])
     project.create_source("facts", "fact_id int, id int, event_time timestamp",
-                         [(1, 1, T1), (2, 1, T2), (3, 2, T2 - SECOND), (4, 2, T3), (5, 3, T4), (6, 9, T1)])
+                          [(1, 1, T1), (2, 1, T2), (3, 2, T2 - SECOND), (4, 2, T3), (5, 3, T4), (6, 9, T1)])
     project.write("models/sources.yml", f"""
         version: 2
         sources:

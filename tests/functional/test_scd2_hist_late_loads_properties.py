@@ -55,7 +55,7 @@ def load_all(project, sequences: list[list[dict]]) -> set[int]:
     snapshots = [{grouped_key(g, k): values for g, group in enumerate(load) for k, values in group.items()}
                  for load in loads]
     project.create_source("snapshots", "load_number int, id int, a string, b int",
-                         [(n, k, v["a"], v["b"]) for n, snapshot in enumerate(snapshots) for k, v in snapshot.items()])
+                          [(n, k, v["a"], v["b"]) for n, snapshot in enumerate(snapshots) for k, v in snapshot.items()])
     tests = "".join(f"\n      - historize.{test}" for test in INVARIANTS)
     models = []
     for number in range(ORDERS):

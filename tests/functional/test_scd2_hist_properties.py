@@ -99,7 +99,7 @@ def write_snapshot(project, snapshot: dict, with_added: bool, extra: tuple = ())
     """The select's table: one row per key, plus `extra` rows."""
     rows = [(k, v["a"], v["b"], v.get("c")) for k, v in snapshot.items()] + list(extra)
     project.create_source("snapshot", "id int, a string, b int" + (", c string" if with_added else ""),
-                         [row if with_added else row[:3] for row in rows])
+                          [row if with_added else row[:3] for row in rows])
 
 
 def refuse_bad_keys(project, snapshot: dict, variables: dict, with_added: bool) -> None:

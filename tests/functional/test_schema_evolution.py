@@ -132,7 +132,7 @@ def test_bad_schema_changes_fail_and_change_nothing(project):
     project.write("models/schema.yml", "version: 2\n")
     project.sql(f"alter table {project.schema}.items_hist add constraint no_bad_title check (title <> 'BAD')")
     project.create_source("snapshot", "id int, name string, title string, legacy string, qty bigint, size string",
-                         [(1, "bolt", "BAD", "old", 10, "L")])
+                          [(1, "bolt", "BAD", "old", 10, "L")])
     assert "no_bad_title" in project.fail("run", variables=variables(T2, "r2"))
     assert [c[:2] for c in describe(project, "items_hist")][5:7] == [("qty", "bigint"), ("size", "string")]
     project.sql(f"alter table {project.schema}.items_hist drop constraint no_bad_title")
