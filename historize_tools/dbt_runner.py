@@ -71,11 +71,11 @@ def newest_java_home(folders: Sequence[Path] = JDK_FOLDERS) -> Path | None:
     each JDK's `release` file names its version; None when there is none."""
     found = []
     for folder in folders:
-        for release in sorted(folder.glob("*/release")) if folder.is_dir() else ():
-            named = re.search(r'^JAVA_VERSION="([0-9.]+)"', release.read_text(errors="replace"), re.MULTILINE)
+        for release in folder.glob("*/release"):
+            named = re.search(r'^JAVA_VERSION="([0-9]+(?:\.[0-9]+)*)"', release.read_text(errors="replace"), re.MULTILINE)
             if named is None or not (release.parent / "bin" / "java").is_file():
                 continue
-            version = tuple(int(part) for part in named.group(1).split(".") if part)
+            version = tuple(int(part) for part in named.group(1).split("."))
             first_supported = SPARK_JAVA_VERSIONS.get(version[0])
             if first_supported is not None and version >= first_supported:
                 found.append((version, release.parent))

@@ -187,11 +187,11 @@ class Project:
         fields = dbt.spark().createDataFrame([], schema=schema_ddl).schema.fields
         columns = ", ".join(f"cast(col{number} as {field.dataType.simpleString()}) as {sql_identifier(field.name)}"
                             for number, field in enumerate(fields, start=1))
-        values = ", ".join("(" + ", ".join(sql_literal(value) for value in row) + ")" for row in rows)
-        select = (f"select {columns} from values {values}" if rows else
-                  f"select {columns} from (select {', '.join('null as col' + str(n) for n in range(1, len(fields) + 1))}) "
-                  f"where false")
-        self.sql(f"create or replace view {self.schema}.{sql_identifier(name)} as {select}")
+        # no rows: one row of NULLs, filtered out (VALUES needs a row)
+        values = ", ".join("(" + ", ".join(sql_literal(value) for value in row) + ")"
+                           for row in rows or [(None,) * len(fields)])
+        self.sql(f"create or replace view {self.schema}.{sql_identifier(name)} as "
+                 f"select {columns} from values {values}{'' if rows else ' where false'}")
 
     def create_table(self, name: str, schema_ddl: str, rows: Sequence[Sequence[Any]]) -> None:
         """(Re)create `name` as a Delta table with the given DDL schema and rows."""
