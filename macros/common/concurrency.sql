@@ -85,15 +85,37 @@
 
 
 {#- The guard of a write's source, {'join', 'predicate'}: `join` adds a one-row
-    relation whose column is true while the rows in scope of the relation
-    `read` was taken from are those of that version (as many, none committed
-    after it), and raises an error naming the table otherwise; `predicate`
-    filters on it. (A joined aggregate: Spark resolves the row metadata
-    column there in any MERGE source.) When a row in scope began after this
-    load's load_timestamp (cfg.guard_newest), the other run's load was a later
-    one: the error is then the refusal a rerun would get, not a conflict to
-    retry. -#}
+    relation whose column is the guard (_unchanged_since_column) over the rows
+    in scope of the relation `read` was taken from; `predicate` filters on it.
+    (A joined aggregate: Spark resolves the row metadata column there in any
+    MERGE source.) -#}
 {% macro _unchanged_since(read, cfg) %}
+  {%- set join -%}
+        cross join (
+            select
+                {{ historize._unchanged_since_column(read, cfg) }} as _historize_unchanged
+            {%- if read.scope %}
+            from {{ read.relation }} as guarded
+            where {{ read.scope }}
+            {%- else %}
+            from {{ read.relation }}
+            {%- endif %}
+        ) as unchanged_since
+  {%- endset -%}
+  {{ return({'join': join, 'predicate': 'unchanged_since._historize_unchanged'}) }}
+{% endmacro %}
+
+
+{#- The guard as one boolean aggregate over the rows of the relation `read`
+    was taken from (alias `guarded` when the read has a scope): true while the
+    rows in scope are those of that version (as many, none committed after
+    it), and an error naming the table otherwise. With `filtered`, the
+    aggregate reads more rows than the scope (it serves other checks too) and
+    each of its aggregates keeps the rows in scope only. When a row in scope
+    began after this load's load_timestamp (cfg.guard_newest), the other run's
+    load was a later one: the error is then the refusal a rerun would get, not
+    a conflict to retry. -#}
+{% macro _unchanged_since_column(read, cfg, filtered=false) %}
   {%- set relation = read.relation -%}
   {%- if read.rows is none -%}
     {{ exceptions.raise_compiler_error("historize: a write of " ~ relation ~ " was guarded by a read without its count") }}
@@ -101,29 +123,18 @@
   {%- set conflict = "historize: model " ~ cfg.model_name ~ ": " ~ relation ~ " was written by another run after version "
       ~ read.version ~ ", which this run read; nothing of this run was written to it. Rerun the model" -%}
   {%- set qualifier = 'guarded.' if read.scope else '' -%}
+  {%- set in_scope = ' filter (where ' ~ read.scope ~ ')' if filtered else '' -%}
   {%- set message = historize._string_literal(conflict) -%}
   {%- if cfg.get('guard_newest') -%}
-    {%- set newest = 'max(' ~ cfg.guard_newest ~ ')' -%}
+    {%- set newest = 'max(' ~ cfg.guard_newest ~ ')' ~ in_scope -%}
     {%- set refusal = historize._older_load_message(cfg, relation,
           " (written by another run after version " ~ read.version ~ ", which this run read)") -%}
     {%- set message = "case when " ~ newest ~ " > " ~ historize.load_timestamp_sql() ~ " then concat("
           ~ historize._string_literal(refusal[0]) ~ ", cast(" ~ newest ~ " as string), "
           ~ historize._string_literal(refusal[1]) ~ ") else " ~ message ~ " end" -%}
   {%- endif -%}
-  {%- set join -%}
-        cross join (
-            select
-                (count(*) = {{ read.rows }} and coalesce(max({{ qualifier }}_metadata.row_commit_version), -1) <= {{ read.version }})
-                or raise_error({{ message }}) is null as _historize_unchanged
-            {%- if read.scope %}
-            from {{ relation }} as guarded
-            where {{ read.scope }}
-            {%- else %}
-            from {{ relation }}
-            {%- endif %}
-        ) as unchanged_since
-  {%- endset -%}
-  {{ return({'join': join, 'predicate': 'unchanged_since._historize_unchanged'}) }}
+  {{- return("(count(*)" ~ in_scope ~ " = " ~ read.rows ~ " and coalesce(max(" ~ qualifier ~ "_metadata.row_commit_version)"
+      ~ in_scope ~ ", -1) <= " ~ read.version ~ ") or raise_error(" ~ message ~ ") is null") -}}
 {% endmacro %}
 
 

@@ -39,10 +39,11 @@
     again for them. `newest_sql` gives the newest instant already in the
     table (one row, column `newest_timestamp`); `conflicts_sql`, when a rerun
     of this load_timestamp may conflict, one row of _rerun_conflict_columns
-    (`what` names what began at this load_timestamp). The relation of `guard`
-    (_unchanged_since) is joined in: it raises while it is computed, before
-    any check is evaluated, so a run overtaken by another gets the guard's
-    error whatever else the table now shows. -#}
+    (`what` names what began at this load_timestamp). The guard
+    (_unchanged_since's relation, joined in, or a column of `newest_sql`'s row
+    that `guard.predicate` names) raises while its row is computed, before any
+    check is evaluated, so a run overtaken by another gets the guard's error
+    whatever else the table now shows. -#}
 {% macro _plan_checks_sql(cfg, target, source, newest_sql, conflicts_sql, what, guard) %}
   {%- set key_messages = historize._invalid_key_messages(cfg.unique_key, cfg.model_name) -%}
   {%- set older = historize._older_load_message(cfg, target) -%}

@@ -21,9 +21,12 @@ RENDERERS = {
     "insert_new": "{{ historize._scd2_hist_step_sql('insert_new', cfg, this, api.Relation.create(identifier='pending'), ['region', 'id', 'name']) }}",
     "plan": "{{ historize._scd2_hist_plan_sql(cfg, this, api.Relation.create(identifier='pending')) }}",
     "checked_merge": "{{ historize._scd2_hist_checked_merge_sql(cfg, this, api.Relation.create(identifier='src'), "
-                     "['region', 'id', 'name'], historize._no_guard()) }}",
+                     "['region', 'id', 'name']) }}",
     "checked_merge_first_run": "{{ historize._scd2_hist_checked_merge_sql(cfg, this, api.Relation.create(identifier='src'), "
-                               "['region', 'id', 'name'], historize._no_guard(), rerun=false) }}",
+                               "['region', 'id', 'name'], rerun=false) }}",
+    "guarded_merge": "{{ historize._scd2_hist_checked_merge_sql(cfg, this, api.Relation.create(identifier='src'), "
+                     "['region', 'id', 'name'], {'relation': this, 'version': 7, 'scope': cfg.guard_scope, 'rows': 40, "
+                     "'rerun_rows': 0}, rerun=false) }}",
 }
 # (old type, new type, whether Delta's type widening applies it in place)
 WIDENINGS = [
@@ -125,10 +128,10 @@ def test_plan_reads_the_cached_change_set_outside_any_cte(rendered):
     sql = rendered["plan"]
     assert not sql.startswith("with") and " with " not in sql
     assert "sum(case when _historize_action = 'invalid' then 1 else 0 end)" in sql
-    # the newest instant from partition values and the open versions, not the history
-    assert ("select greatest(max(open_versions.started_at), max(hist.`version_ended_at`)) as newest_timestamp "
-            "from historize.plan as hist cross join ( select max(hist_open.`version_started_at`) as started_at "
-            "from historize.plan as hist_open where hist_open.`version_ended_at` is null ) as open_versions") in sql
+    # the newest instant from the open versions and the versions that ended after this load, not the history
+    assert ("select greatest(max(guarded.`version_started_at`) filter (where guarded.`version_ended_at` is null), "
+            "max(guarded.`version_ended_at`)) as newest_timestamp from historize.plan as guarded "
+            f"where guarded.`version_ended_at` is null or guarded.`version_ended_at` > {AT} ) as newest") in sql
 
 
 def test_merge_strategy_computes_checks_and_writes_the_change_set_in_one_statement(rendered):
@@ -165,6 +168,26 @@ def test_first_run_of_a_load_timestamp_checks_no_rerun_conflicts(rendered):
     first = rendered["checked_merge_first_run"]
     assert "conflicts" not in first and "started_at_load" not in first
     assert first.count("from src as src") == 2  # the change set's pass and the key checks'
+
+
+def test_the_guard_is_an_aggregate_of_the_newest_instants_scan(rendered):
+    """The guard reads no table of its own: its count and newest row commit
+    version are aggregates, filtered to the open versions, of the one scan
+    that finds the newest instant."""
+    sql = rendered["guarded_merge"]
+    assert sql.count("from historize.guarded_merge as guarded") == 1
+    assert "as unchanged_since" not in sql
+    assert ("select greatest(max(guarded.`version_started_at`) filter (where guarded.`version_ended_at` is null), "
+            "max(guarded.`version_ended_at`)) as newest_timestamp, "
+            "(count(*) filter (where guarded.`version_ended_at` is null) = 40 and "
+            "coalesce(max(guarded._metadata.row_commit_version) filter (where guarded.`version_ended_at` is null), -1) <= 7) "
+            "or raise_error(case when max(guarded.`version_started_at`) filter (where guarded.`version_ended_at` is null) "
+            f"> {AT} then concat(") in sql
+    assert ("'historize: model guarded_merge: historize.guarded_merge was written by another run after version 7, "
+            "which this run read; nothing of this run was written to it. Rerun the model' end) is null "
+            "as _historize_unchanged from historize.guarded_merge as guarded "
+            f"where guarded.`version_ended_at` is null or guarded.`version_ended_at` > {AT} ) as newest") in sql
+    assert "else newest._historize_unchanged end as _historize_checked" in sql
 
 
 @pytest.mark.parametrize("name", sorted(set(RENDERERS) - {"widening"}))

@@ -7,19 +7,22 @@
     of what it wrote, as _scd2_hist_plan does. -#}
 {% macro _scd2_hist_merge_load(cfg, target, source, business_columns, read) %}
   {%- set merged = historize._run_checked_merge(cfg, historize._scd2_hist_checked_merge_sql(cfg, target, source,
-        business_columns, historize._unchanged_since(read, cfg), rerun=read.rerun_rows != 0), read) -%}
+        business_columns, read, rerun=read.rerun_rows != 0), read) -%}
   {{ return(historize._scd2_hist_counts(historize._scd2_hist_merged_counts(merged), read.rows)) }}
 {% endmacro %}
 
 
 {#- That MERGE: the change set of the select `source` computed, checked and
-    written in one statement, also guarded by `guard`. With `rerun` (open
+    written in one statement, guarded by the version `read` (none: no guard,
+    to render it on its own), whose guard is one more aggregate of the scan
+    that finds the newest instant, not a read of its own. With `rerun` (open
     versions began at this load_timestamp), it checks that they still hold
     the select's data. -#}
-{% macro _scd2_hist_checked_merge_sql(cfg, target, source, business_columns, guard, rerun=true) %}
+{% macro _scd2_hist_checked_merge_sql(cfg, target, source, business_columns, read=none, rerun=true) %}
+  {%- set guard = {'join': '', 'predicate': 'newest._historize_unchanged'} if read else historize._no_guard() -%}
   {%- set checked = historize._guard_with_checks(
         historize._scd2_hist_changes_sql(cfg, target, source, business_columns, scope_rows=false),
-        historize._plan_checks_sql(cfg, target, source, historize._scd2_hist_newest_sql(cfg, target),
+        historize._plan_checks_sql(cfg, target, source, historize._scd2_hist_newest_sql(cfg, target, read),
             historize._scd2_hist_rerun_conflicts_sql(cfg, target, source) if rerun else none, 'version', guard)) -%}
   {{ return(historize._scd2_hist_merge_sql(cfg, target, historize._checked_changes_name(), business_columns, guard=checked)) }}
 {% endmacro %}
@@ -85,18 +88,24 @@
 {% endmacro %}
 
 
-{#- The newest instant already in the table, one row and column
-    `newest_timestamp`. A closed version began before it ended, so it is the
-    newest end or the newest start of an open version: partition values and
-    the open partition, not the history. -#}
-{% macro _scd2_hist_newest_sql(cfg, target) %}
-            select greatest(max(open_versions.started_at), max(hist.{{ historize._quote(cfg.valid_to) }})) as newest_timestamp
-            from {{ target }} as hist
-            cross join (
-                select max(hist_open.{{ historize._quote(cfg.valid_from) }}) as started_at
-                from {{ target }} as hist_open
-                where hist_open.{{ historize._quote(cfg.valid_to) }} is null
-            ) as open_versions
+{#- The newest instant already in the table when it is after this load's
+    load_timestamp (a load older than the table is refused), else one not
+    after it: one row and column `newest_timestamp`. A closed version began
+    before it ended, so it is the newest end or the newest start of an open
+    version; the scan reads the open partition and the partitions of versions
+    that ended after load_timestamp (none, for a load in time order), not the
+    history. Given the guard's `read`, the same row carries the guard
+    (`_historize_unchanged`) over the open versions it reads anyway. -#}
+{% macro _scd2_hist_newest_sql(cfg, target, read=none) %}
+  {%- set valid_to = 'guarded.' ~ historize._quote(cfg.valid_to) -%}
+    select
+        greatest(max(guarded.{{ historize._quote(cfg.valid_from) }}) filter (where {{ valid_to }} is null),
+            max({{ valid_to }})) as newest_timestamp
+        {%- if read %},
+        {{ historize._unchanged_since_column(read, cfg, filtered=true) }} as _historize_unchanged
+        {%- endif %}
+    from {{ target }} as guarded
+    where {{ valid_to }} is null or {{ valid_to }} > {{ historize.load_timestamp_sql() }}
 {% endmacro %}
 
 
