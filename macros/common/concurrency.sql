@@ -93,7 +93,7 @@
   {%- set join -%}
         cross join (
             select
-                {{ historize._unchanged_since_column(read, cfg) }} as _historize_unchanged
+                {{ historize._unchanged_since_column(read, cfg) | indent(16) }} as _historize_unchanged
             {%- if read.scope %}
             from {{ read.relation }} as guarded
             where {{ read.scope }}
@@ -133,8 +133,9 @@
           ~ historize._string_literal(refusal[0]) ~ ", cast(" ~ newest ~ " as string), "
           ~ historize._string_literal(refusal[1]) ~ ") else " ~ message ~ " end" -%}
   {%- endif -%}
+  {#- Two lines: the caller indents the second to its place. -#}
   {{- return("(count(*)" ~ in_scope ~ " = " ~ read.rows ~ " and coalesce(max(" ~ qualifier ~ "_metadata.row_commit_version)"
-      ~ in_scope ~ ", -1) <= " ~ read.version ~ ") or raise_error(" ~ message ~ ") is null") -}}
+      ~ in_scope ~ ", -1) <= " ~ read.version ~ ")\nor raise_error(" ~ message ~ ") is null") -}}
 {% endmacro %}
 
 

@@ -78,7 +78,9 @@
         {{ conflicts_sql | trim | indent(4) }}
     ) as rerun
     {%- endif %}
+    {%- if guard.join %}
     {{ guard.join }}
+    {%- endif %}
 {% endmacro %}
 
 

@@ -102,7 +102,7 @@
         greatest(max(guarded.{{ historize._quote(cfg.valid_from) }}) filter (where {{ valid_to }} is null),
             max({{ valid_to }})) as newest_timestamp
         {%- if read %},
-        {{ historize._unchanged_since_column(read, cfg, filtered=true) }} as _historize_unchanged
+        {{ historize._unchanged_since_column(read, cfg, filtered=true) | indent(8) }} as _historize_unchanged
         {%- endif %}
     from {{ target }} as guarded
     where {{ valid_to }} is null or {{ valid_to }} > {{ historize.load_timestamp_sql() }}
