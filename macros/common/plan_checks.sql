@@ -12,6 +12,13 @@
 {% endmacro %}
 
 
+{#- The name the newest instant's one-row relation has in the checks, so that
+    a guard carried by that row (_plan_checks_sql) can be named from it. -#}
+{% macro _newest_name() %}
+  {{- return('newest') -}}
+{% endmacro %}
+
+
 {#- The guard of a MERGE whose source computes the change set itself:
     `with` defines the change set (`changes_sql`) and the one-row relation of
     the plan's checks (`checks_sql`, _plan_checks_sql, the concurrency guard
@@ -49,6 +56,7 @@
   {%- set older = historize._older_load_message(cfg, target) -%}
   {%- set rerun = historize._rerun_conflict_message(cfg, what) -%}
   {%- set text = historize._string_literal -%}
+  {%- set newest = historize._newest_name() -%}
     select
         case
             when invalid_keys.null_key_rows > 0
@@ -58,8 +66,8 @@
                     {{ text(key_messages.duplicated[1]) }},
                     concat_ws('; ', transform(slice(array_sort(invalid_keys.duplicated_keys), 1, 5), duplicated -> duplicated.example)),
                     {{ text(key_messages.duplicated[2]) }}))
-            when newest.newest_timestamp > {{ historize.load_timestamp_sql() }}
-                then raise_error(concat({{ text(older[0]) }}, cast(newest.newest_timestamp as string), {{ text(older[1]) }}))
+            when {{ newest }}.newest_timestamp > {{ historize.load_timestamp_sql() }}
+                then raise_error(concat({{ text(older[0]) }}, cast({{ newest }}.newest_timestamp as string), {{ text(older[1]) }}))
             {%- if conflicts_sql %}
             when rerun.conflicts > 0
                 then raise_error(concat({{ text(rerun[0]) }}, cast(rerun.conflicts as string), {{ text(rerun[1]) }},
@@ -72,7 +80,7 @@
     ) as invalid_keys
     cross join (
         {{ newest_sql | trim | indent(4) }}
-    ) as newest
+    ) as {{ newest }}
     {%- if conflicts_sql %}
     cross join (
         {{ conflicts_sql | trim | indent(4) }}

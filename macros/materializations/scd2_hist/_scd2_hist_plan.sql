@@ -19,7 +19,7 @@
     versions began at this load_timestamp), it checks that they still hold
     the select's data. -#}
 {% macro _scd2_hist_checked_merge_sql(cfg, target, source, business_columns, read=none, rerun=true) %}
-  {%- set guard = {'join': '', 'predicate': 'newest._historize_unchanged'} if read else historize._no_guard() -%}
+  {%- set guard = {'join': '', 'predicate': historize._newest_name() ~ '._historize_unchanged'} if read else historize._no_guard() -%}
   {%- set checked = historize._guard_with_checks(
         historize._scd2_hist_changes_sql(cfg, target, source, business_columns, scope_rows=false),
         historize._plan_checks_sql(cfg, target, source, historize._scd2_hist_newest_sql(cfg, target, read),
@@ -99,13 +99,13 @@
 {% macro _scd2_hist_newest_sql(cfg, target, read=none) %}
   {%- set valid_to = 'guarded.' ~ historize._quote(cfg.valid_to) -%}
     select
-        greatest(max(guarded.{{ historize._quote(cfg.valid_from) }}) filter (where {{ valid_to }} is null),
+        greatest(max({{ cfg.guard_newest }}) filter (where {{ cfg.guard_scope }}),
             max({{ valid_to }})) as newest_timestamp
         {%- if read %},
         {{ historize._unchanged_since_column(read, cfg, filtered=true) | indent(8) }} as _historize_unchanged
         {%- endif %}
     from {{ target }} as guarded
-    where {{ valid_to }} is null or {{ valid_to }} > {{ historize.load_timestamp_sql() }}
+    where {{ cfg.guard_scope }} or {{ valid_to }} > {{ historize.load_timestamp_sql() }}
 {% endmacro %}
 
 
