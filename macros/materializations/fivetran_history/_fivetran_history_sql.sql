@@ -10,37 +10,36 @@
     keys, compared with the versions already there. `_historize_action`: new
     (a version to insert), changed (a version whose values, end or flag
     differ), deleted (a version the batch replaces: a re-delivered event at
-    another time), unchanged (left out). -#}
+    another time), unchanged (left out). Each step reads the one before it
+    once (Spark computes a CTE again at each read): the base version travels
+    with the events, and both sides of the comparison meet in one group by
+    key and start. -#}
 {% macro _fivetran_history_changes_sql(cfg, target, source, columns) %}
   {%- set keys, data_columns, q = cfg.unique_key, columns.data, historize._quote -%}
     with
     {{ historize._fivetran_history_batch_ctes(cfg, target, source, columns) }},
+
     {{ historize._fivetran_history_walk_ctes(cfg, columns) }},
+
     {{ historize._fivetran_history_versions_ctes(cfg, columns) }},
+
     compared as (
         select
-            {%- for name in keys %}
-            coalesce(wanted.{{ q(name) }}, affected.{{ q(name) }}) as {{ q(name) }},
-            {%- endfor %}
+            {{ historize._select_list(keys, 'by_start') }},
             {%- for name in data_columns %}
-            wanted.{{ q(name) }},
+            by_start.wanted.{{ q('c' ~ loop.index0) }} as {{ q(name) }},
             {%- endfor %}
-            coalesce(wanted.{{ q(cfg.valid_from) }}, affected.{{ q(cfg.valid_from) }}) as {{ q(cfg.valid_from) }},
-            wanted.{{ q(cfg.valid_to) }},
-            wanted.{{ q(cfg.current_flag) }},
-            wanted.{{ q(cfg.synced) }},
+            by_start._historize_start as {{ q(cfg.valid_from) }},
+            by_start.wanted._historize_end as {{ q(cfg.valid_to) }},
+            by_start.wanted._historize_active as {{ q(cfg.current_flag) }},
+            by_start.wanted._historize_synced as {{ q(cfg.synced) }},
             case
-                when wanted.{{ q(cfg.valid_from) }} is null then 'deleted'
-                when affected.{{ q(cfg.valid_from) }} is null then 'new'
-                when {% for name in data_columns + [cfg.valid_to, cfg.current_flag, cfg.synced] -%}
-                    wanted.{{ q(name) }} <=> affected.{{ q(name) }}{{ ' and ' if not loop.last }}
-                    {%- endfor %} then 'unchanged'
+                when by_start.wanted is null then 'deleted'
+                when by_start.affected is null then 'new'
+                when by_start.wanted <=> by_start.affected then 'unchanged'
                 else 'changed'
             end as _historize_action
-        from wanted
-        full outer join affected
-            on {{ historize._key_join(keys, 'wanted', 'affected') }}
-            and wanted.{{ q(cfg.valid_from) }} = affected.{{ q(cfg.valid_from) }}
+        from versions_by_start as by_start
     )
 
     select *
@@ -49,9 +48,11 @@
 {% endmacro %}
 
 
-{#- The batch (typed, one row per event), and the versions already in the
-    table for its keys: `existing`, and `base`, the latest one left once the
-    versions from the key's earliest event on are set aside. -#}
+{#- The batch (typed, one row per event); the versions already in the table
+    for its keys (`existing`), each marked whether it began before the key's
+    earliest upsert or update (`_historize_before_batch`: the batch leaves
+    those as they are, but for the latest, which it may close) and ranked
+    among its kind; and `base`, that latest version before the batch. -#}
 {% macro _fivetran_history_batch_ctes(cfg, target, source, columns) %}
   {%- set keys, data_columns, q = cfg.unique_key, columns.data, historize._quote -%}
     batch as (
@@ -83,43 +84,49 @@
     ),
 
     existing as (
-        select hist.*
+        select
+            hist.*,
+            earliest._historize_earliest,
+            earliest._historize_earliest is null or hist.{{ q(cfg.valid_from) }} < earliest._historize_earliest as _historize_before_batch
         from {{ target }} as hist
         left semi join batch_keys on {{ historize._key_join(keys, 'hist', 'batch_keys') }}
+        left join earliest on {{ historize._key_join(keys, 'hist', 'earliest') }}
     ),
 
-    -- the latest version left once versions from `earliest` on are removed
-    base_candidates as (
+    ranked as (
         select
-            existing.*,
-            earliest._historize_earliest,
-            row_number() over (partition by {{ historize._column_list(keys, 'existing') }} order by existing.{{ q(cfg.valid_from) }} desc) as _historize_rank
+            *,
+            row_number() over (partition by {{ historize._column_list(keys) }}, _historize_before_batch order by {{ q(cfg.valid_from) }} desc) as _historize_rank
         from existing
-        left join earliest on {{ historize._key_join(keys, 'existing', 'earliest') }}
-        where earliest._historize_earliest is null or existing.{{ q(cfg.valid_from) }} < earliest._historize_earliest
     ),
 
     base as (
         select
             *,
             {{ q(cfg.current_flag) }} or (_historize_earliest is not null and {{ q(cfg.valid_to) }} >= _historize_earliest) as _historize_is_current
-        from base_candidates
-        where _historize_rank = 1
+        from ranked
+        where _historize_before_batch and _historize_rank = 1
     )
 {%- endmacro %}
 
 
 {#- The events that apply, walked per key in time order, with the latest value
-    given for each column so far. -#}
+    given for each column so far; each carries its key's base version (its
+    start, and the version as _fivetran_history_version_struct gives it). -#}
 {% macro _fivetran_history_walk_ctes(cfg, columns) %}
   {%- set keys, data_columns, q = cfg.unique_key, columns.data, historize._quote -%}
   {%- set by_key = 'partition by ' ~ historize._column_list(keys) ~ ' order by _historize_event_at' -%}
+  {%- set base_data = [] -%}
+  {%- for name in data_columns -%}{%- do base_data.append('base.' ~ q(name)) -%}{%- endfor -%}
     -- a delete before the base version began has nothing to close
     events as (
         select
             batch.*,
             base.{{ q(cfg.valid_from) }} is not null as _historize_has_base,
-            coalesce(base._historize_is_current, false) as _historize_base_is_current
+            coalesce(base._historize_is_current, false) as _historize_base_is_current,
+            base.{{ q(cfg.valid_from) }} as _historize_base_start,
+            {{ historize._fivetran_history_version_struct(base_data, 'base.' ~ q(cfg.valid_to), 'base.' ~ q(cfg.current_flag),
+                'base.' ~ q(cfg.synced)) }} as _historize_base_version
         from batch
         left join base on {{ historize._key_join(keys, 'batch', 'base') }}
         where not (batch._historize_op = 'delete' and coalesce(batch._historize_event_at < base.{{ q(cfg.valid_from) }}, false))
@@ -170,73 +177,102 @@
 {%- endmacro %}
 
 
-{#- The versions the walk wants (`wanted`), and the versions already in the
-    table it may change (`affected`). -#}
+{#- Both sides of the comparison, by key and start: `versions_by_start`
+    holds the version the walk wants there (`wanted`) and the one the table
+    has there that the batch may change (`affected`), each a
+    _fivetran_history_version_struct, either NULL. From one read of the walk
+    come each event's new version and, for a key whose base version is
+    current, that version closed where the first event begins (wanted) and as
+    it is (affected); the table's versions from the key's earliest upsert or
+    update on are the rest of `affected`. -#}
 {% macro _fivetran_history_versions_ctes(cfg, columns) %}
   {%- set keys, data_columns, q = cfg.unique_key, columns.data, historize._quote -%}
-    new_versions as (
+  {%- set new_data, base_data, table_data = [], [], [] -%}
+  {%- for name in data_columns -%}
+    {%- set given = 'walked.' ~ q('_historize_given_' ~ loop.index0) -%}
+    {%- set base_value = 'walked._historize_base_version.' ~ q('c' ~ loop.index0) -%}
+    {%- do new_data.append('case when ' ~ given ~ ' is null then ' ~ base_value ~ ' else ' ~ given ~ '.v end') -%}
+    {%- do base_data.append(base_value) -%}
+    {%- do table_data.append('ranked.' ~ q(name)) -%}
+  {%- endfor -%}
+  {#- (a struct's field is on one line; the struct macro indents the rest) -#}
+  {%- set new_end = "case\n        when walked._historize_next_op is null then " ~ cfg.tmax_sql
+      ~ "\n        when walked._historize_next_op = 'delete' then walked._historize_next_event_at"
+      ~ "\n        else walked._historize_next_event_at - interval 1 millisecond\n    end" -%}
+  {%- set closed_end = "case when walked._historize_op = 'delete' then walked._historize_event_at"
+      ~ "\n        else walked._historize_event_at - interval 1 millisecond end" -%}
+    -- each event's new version, and its key's base version closed where the
+    -- first event begins
+    versioned as (
         select
-            {{ historize._select_list(keys, 'walked') }},
-            {%- for name in data_columns %}
-            case when walked.{{ q('_historize_given_' ~ loop.index0) }} is null then base.{{ q(name) }}
-                else walked.{{ q('_historize_given_' ~ loop.index0) }}.v end as {{ q(name) }},
-            {%- endfor %}
-            walked._historize_event_at as {{ q(cfg.valid_from) }},
-            case
-                when walked._historize_next_op is null then {{ cfg.tmax_sql }}
-                when walked._historize_next_op = 'delete' then walked._historize_next_event_at
-                else walked._historize_next_event_at - interval 1 millisecond
-            end as {{ q(cfg.valid_to) }},
-            walked._historize_next_op is null as {{ q(cfg.current_flag) }},
-            walked._historize_synced as {{ q(cfg.synced) }}
+            walked.*,
+            {{ historize._fivetran_history_version_struct(new_data, new_end, 'walked._historize_next_op is null',
+                'walked._historize_synced') | indent(12) }} as _historize_new_version,
+            {{ historize._fivetran_history_version_struct(base_data, closed_end, 'false',
+                'walked._historize_base_version._historize_synced') | indent(12) }} as _historize_closed_base
         from walked
-        left join base on {{ historize._key_join(keys, 'walked', 'base') }}
-        where walked._historize_op <> 'delete'
     ),
 
-    first_events as (
+    generated as (
         select
-            {{ historize._select_list(keys) }},
-            _historize_op,
-            _historize_event_at
-        from walked
-        where _historize_position = 1
+            {{ historize._select_list(keys, 'versioned') }},
+            generated_version._historize_start,
+            generated_version._historize_side,
+            generated_version._historize_version
+        from versioned
+        lateral view inline(filter(array(
+            case when versioned._historize_op <> 'delete' then named_struct(
+                '_historize_start', versioned._historize_event_at, '_historize_side', 'wanted',
+                '_historize_version', versioned._historize_new_version) end,
+            case when versioned._historize_position = 1 and versioned._historize_base_is_current then named_struct(
+                '_historize_start', versioned._historize_base_start, '_historize_side', 'wanted',
+                '_historize_version', versioned._historize_closed_base) end,
+            case when versioned._historize_position = 1 and versioned._historize_base_is_current then named_struct(
+                '_historize_start', versioned._historize_base_start, '_historize_side', 'affected',
+                '_historize_version', versioned._historize_base_version) end
+        ), generated_version -> generated_version is not null)) generated_version
+            as _historize_start, _historize_side, _historize_version
     ),
 
-    -- the base version, when current, ends where the first event begins
-    closed_base as (
+    sides as (
         select
-            {{ historize._select_list(keys + data_columns + [cfg.valid_from], 'base') }},
-            case when first_events._historize_op = 'delete' then first_events._historize_event_at
-                else first_events._historize_event_at - interval 1 millisecond end as {{ q(cfg.valid_to) }},
-            false as {{ q(cfg.current_flag) }},
-            base.{{ q(cfg.synced) }}
-        from base
-        inner join first_events on {{ historize._key_join(keys, 'base', 'first_events') }}
-        where base._historize_is_current
-    ),
-
-    wanted as (
-        select * from new_versions
-        union all
-        select * from closed_base
-    ),
-
-    -- the versions already in the table that the batch may change
-    affected as (
-        select
-            {{ historize._select_list(keys + data_columns + cfg.technical_columns, 'existing') }}
-        from existing
-        inner join earliest on {{ historize._key_join(keys, 'existing', 'earliest') }}
-        where existing.{{ q(cfg.valid_from) }} >= earliest._historize_earliest
+            {{ historize._select_list(keys, 'generated') }},
+            generated._historize_start,
+            generated._historize_side,
+            generated._historize_version
+        from generated
         union all
         select
-            {{ historize._select_list(keys + data_columns + cfg.technical_columns, 'base') }}
-        from base
-        inner join first_events on {{ historize._key_join(keys, 'base', 'first_events') }}
-        where base._historize_is_current
+            {{ historize._select_list(keys, 'ranked') }},
+            ranked.{{ q(cfg.valid_from) }} as _historize_start,
+            'affected' as _historize_side,
+            {{ historize._fivetran_history_version_struct(table_data, 'ranked.' ~ q(cfg.valid_to),
+                'ranked.' ~ q(cfg.current_flag), 'ranked.' ~ q(cfg.synced)) | indent(12) }} as _historize_version
+        from ranked
+        where not ranked._historize_before_batch
+    ),
+
+    versions_by_start as (
+        select
+            {{ historize._select_list(keys, 'sides') }},
+            sides._historize_start,
+            first(case when sides._historize_side = 'wanted' then sides._historize_version end, true) as wanted,
+            first(case when sides._historize_side = 'affected' then sides._historize_version end, true) as affected
+        from sides
+        group by {{ historize._column_list(keys, 'sides') }}, sides._historize_start
     )
 {%- endmacro %}
+
+
+{#- A version as one struct, for both sides of the comparison: the data
+    columns by position (c0, c1, ...; any name may be a column's), then its
+    end, flag and sync time. -#}
+{% macro _fivetran_history_version_struct(data_values, valid_to, current_flag, synced) %}
+  {%- set fields = [] -%}
+  {%- for value in data_values -%}{%- do fields.append("'c" ~ loop.index0 ~ "', " ~ value) -%}{%- endfor -%}
+  {%- do fields.extend(["'_historize_end', " ~ valid_to, "'_historize_active', " ~ current_flag, "'_historize_synced', " ~ synced]) -%}
+  {{- return('named_struct(\n    ' ~ fields | join(',\n    ') ~ '\n)') -}}
+{% endmacro %}
 
 
 {#- One row: the change set's counts by action. -#}
