@@ -26,9 +26,7 @@
     which reads the change set from `_checked_changes_name()`. -#}
 {% macro _guard_with_checks(changes_sql, checks_sql) %}
   {%- set with_sql -%}
-        with {{ historize._checked_changes_name() }} as (
-            {{ changes_sql | indent(8) }}
-        ),
+        {{ historize._changes_cte(changes_sql) }},
 
         historize_checks as (
             {{ checks_sql | indent(8) }}
@@ -37,6 +35,22 @@
   {{ return({'with': with_sql, 'join': 'cross join historize_checks',
              'predicate': 'historize_checks._historize_checked'}) }}
 {% endmacro %}
+
+
+{#- The guard `guard` (_unchanged_since) of a MERGE whose source computes
+    the change set itself (`changes_sql`) and checks nothing more: the plan's
+    checks ran before it, on the select alone. -#}
+{% macro _guard_with_changes(changes_sql, guard) %}
+  {{ return({'with': historize._changes_cte(changes_sql), 'join': guard.join, 'predicate': guard.predicate}) }}
+{% endmacro %}
+
+
+{#- The `with` clause that names the change set `_checked_changes_name()`. -#}
+{% macro _changes_cte(changes_sql) %}
+        with {{ historize._checked_changes_name() }} as (
+            {{ changes_sql | indent(8) }}
+        )
+{%- endmacro %}
 
 
 {#- The one-row relation of the plan's checks: its column
@@ -123,9 +137,10 @@
 
 {#- Runs a load's one MERGE (`merge_sql`) as dbt's 'main' statement, from
     every task on a partitioned table (_set_write_per_task). Returns Delta's
-    result of it, {'affected', 'updated', 'inserted'} rows, and, when it
-    wrote, its commit's operation metrics (`metrics`, _merge_commit_metrics). -#}
-{% macro _run_checked_merge(cfg, merge_sql, read) %}
+    result of it, {'affected', 'updated', 'deleted', 'inserted'} rows, and,
+    when it wrote and `with_metrics`, its commit's operation metrics
+    (`metrics`, _merge_commit_metrics). -#}
+{% macro _run_checked_merge(cfg, merge_sql, read, with_metrics=true) %}
   {%- if cfg.partition_by -%}
     {{ historize._set_write_per_task(true) }}
   {%- endif -%}
@@ -137,8 +152,9 @@
   {%- endif -%}
   {%- set row = load_result('main').table.rows[0] -%}
   {%- set merged = {'affected': row['num_affected_rows'] | int, 'updated': row['num_updated_rows'] | int,
-                    'inserted': row['num_inserted_rows'] | int, 'metrics': none} -%}
-  {%- if merged.affected > 0 -%}
+                    'deleted': row['num_deleted_rows'] | int, 'inserted': row['num_inserted_rows'] | int,
+                    'metrics': none} -%}
+  {%- if merged.affected > 0 and with_metrics -%}
     {%- do merged.update({'metrics': historize._merge_commit_metrics(read, merged)}) -%}
   {%- endif -%}
   {{ return(merged) }}

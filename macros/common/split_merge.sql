@@ -48,11 +48,15 @@
 
 
 {#- The head of a MERGE into `target` (alias `hist`) from the change set
-    `changes` as it is (alias `chg`), guarded; the caller adds the key
-    condition and the when-clauses. -#}
+    `changes` as it is (alias `chg`), guarded (the guard may define `changes`
+    itself: its `with`); the caller adds the key condition and the
+    when-clauses. -#}
 {% macro _guarded_merge_into(target, changes, guard) %}
     merge into {{ target }} as hist
     using (
+        {%- if guard.get('with') %}
+        {{ guard['with'] | trim }}
+        {%- endif %}
         select chg.*
         from {{ changes }} as chg
         {{ guard.join }}

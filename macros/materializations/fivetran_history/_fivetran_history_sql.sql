@@ -275,11 +275,15 @@
 {% endmacro %}
 
 
-{#- One row: the change set's counts by action. -#}
-{% macro _fivetran_history_plan_sql(changes) %}
-    select
-        {{ historize._action_count_columns(['new', 'changed', 'deleted']) }}
-    from {{ changes }}
+{#- A load's one MERGE: its source computes the change set of the batch
+    `source` (the batch was checked before), guarded by the version `read`.
+    Delta's result of it gives the counts by action: each new version is a
+    row inserted, each changed one a row updated, each replaced one a row
+    deleted. -#}
+{% macro _fivetran_history_checked_merge_sql(cfg, target, source, columns, read) %}
+  {%- set guard = historize._guard_with_changes(historize._fivetran_history_changes_sql(cfg, target, source, columns),
+        historize._unchanged_since(read, cfg)) -%}
+  {{ return(historize._fivetran_history_merge_sql(cfg, target, historize._checked_changes_name(), columns, guard)) }}
 {% endmacro %}
 
 

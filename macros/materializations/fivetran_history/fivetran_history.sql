@@ -5,8 +5,8 @@
 
   {#- A table that does not exist yet may be a renamed history table. -#}
   {%- set relations = historize._history_relations(cfg) -%}
-  {%- set target_relation, existing_relation, source_view, changes_view, found = relations.target, relations.existing,
-        relations.source, relations.changes, relations.found -%}
+  {%- set target_relation, existing_relation, source_view, found = relations.target, relations.existing,
+        relations.source, relations.found -%}
 
   {{ run_hooks(pre_hooks) }}
 
@@ -38,14 +38,12 @@
   {%- if not checked -%}
     {{ batch_check.builder(*batch_check.args) }}
   {%- endif -%}
-  {{ historize._stage_change_set(changes_view,
-      historize._fivetran_history_changes_sql(cfg, target_relation, source_view, columns)) }}
-  {%- set plan = run_query(historize._fivetran_history_plan_sql(changes_view)).rows[0] -%}
-  {%- set writes = plan['new'] + plan['changed'] + plan['deleted'] -%}
-  {{ historize._write_or_noop(cfg, writes,
-      [{'name': 'merge', 'builder': historize._fivetran_history_merge_sql,
-        'args': [cfg, target_relation, changes_view, columns]}], read) }}
-  {{ historize._report_load(cfg, plan, writes, "versions") }}
+  {#- The load is its MERGE alone: it computes the change set and writes it. -#}
+  {%- set merged = historize._run_checked_merge(cfg,
+        historize._fivetran_history_checked_merge_sql(cfg, target_relation, source_view, columns, read), read,
+        with_metrics=false) -%}
+  {%- set plan = {'new': merged.inserted, 'changed': merged.updated, 'deleted': merged.deleted} -%}
+  {{ historize._report_load(cfg, plan, merged.affected, "versions") }}
 
   {{ historize._drop_session_views(relations) }}
 
