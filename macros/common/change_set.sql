@@ -21,20 +21,26 @@
 {% endmacro %}
 
 
-{#- Caches `changes_sql` as the session view `view`, on its first read (the
-    plan query's). -#}
-{% macro _stage_change_set(view, changes_sql) %}
+{#- Caches `changes_sql` as the load's session view `relations.changes`, on
+    its first read (the plan query's), and notes it among the views the load
+    staged. A load that is its MERGE alone stages none. -#}
+{% macro _stage_change_set(relations, changes_sql) %}
+  {%- set view = relations.changes -%}
   {{ historize._drop_session_view(view) }}
   {%- call statement('stage_' ~ view.identifier) -%}
     cache lazy table {{ view }} as
     {{ changes_sql }}
   {%- endcall -%}
+  {%- do relations.staged.append(view) -%}
 {% endmacro %}
 
 
-{#- Drops the load's session views (relations of _history_relations). -#}
+{#- Drops the load's session views (relations of _history_relations): the
+    staged select and the change set, if it staged one. -#}
 {% macro _drop_session_views(relations) %}
-  {{ historize._drop_session_view(relations.changes) }}
+  {%- for view in relations.staged -%}
+    {{ historize._drop_session_view(view) }}
+  {%- endfor -%}
   {{ historize._drop_session_view(relations.source) }}
 {% endmacro %}
 

@@ -4,7 +4,8 @@
 
 {#- The relations of a load: `target` (the model's table), `existing` (it, if
     it exists), the session views `source` (the staged select) and `changes`
-    (the change set), and `found` (_find_history_table, with `former_suffix`). -#}
+    (the change set, when the load stages it: `staged` lists it then), and
+    `found` (_find_history_table, with `former_suffix`). -#}
 {% macro _history_relations(cfg, former_suffix=none) %}
   {%- set target = this.incorporate(type='table') -%}
   {%- set existing = load_cached_relation(this) -%}
@@ -13,6 +14,7 @@
       'existing': existing,
       'source': make_temp_relation(this, '__historize_source').incorporate(type='view'),
       'changes': make_temp_relation(this, '__historize_changes').incorporate(type='view'),
+      'staged': [],
       'found': historize._find_history_table(cfg, target, existing, former_suffix),
   }) }}
 {% endmacro %}

@@ -53,7 +53,7 @@
         {%- set plan = historize._scd2_hist_merge_load(cfg, target_relation, source_view, columns.business, read) -%}
       {%- else -%}
         {%- set read = historize._read_version(target_relation, cfg.guard_scope, counted=false) -%}
-        {{ historize._stage_change_set(changes_view,
+        {{ historize._stage_change_set(relations,
             historize._scd2_hist_changes_sql(cfg, target_relation, source_view, columns.business)) }}
         {%- set plan = historize._scd2_hist_plan(cfg, target_relation, changes_view) -%}
         {{ historize._write_or_noop(cfg, plan.writes,
