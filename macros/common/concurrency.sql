@@ -47,6 +47,16 @@
 {% endmacro %}
 
 
+{#- The table at the version `read` was taken at, for a query to read: what a
+    cached change set reads. Spark re-plans a cached query, and recomputes it,
+    once a table it reads is written; of a version, no write changes it. So
+    the plan and every write of the load read the same rows, and a write
+    costs no re-planning of the change set after it. -#}
+{% macro _as_read(read) %}
+  {{- return(read.relation ~ ' version as of ' ~ read.version) -}}
+{% endmacro %}
+
+
 {#- The end of a change set query that reads every row in the guard's
     scope: its `classified` rows kept by `keep`, each with the scope's rows
     counted in the same query (`_historize_scope_rows`), one snapshot and no

@@ -294,7 +294,8 @@
   {{ historize._assert_unique_key(relations.source, cfg.unique_key, cfg.model_name) }}
   {%- set read = historize._read_version(target, historize._scd2_hist_reconcile_scope(cfg, 'guarded')) -%}
   {{ historize._stage_change_set(relations,
-      historize._scd2_hist_reconcile_changes_sql(cfg, target, relations.source, business_columns, timeline)) }}
+      historize._scd2_hist_reconcile_changes_sql(cfg, historize._as_read(read), relations.source, business_columns,
+        timeline)) }}
   {%- set plan = historize._scd2_hist_reconcile_plan(cfg, relations.changes) -%}
   {%- if timeline.known -%}
     {{ historize._scd2_hist_assert_same_load(cfg, target, plan, timeline) }}

@@ -54,7 +54,7 @@
       {%- else -%}
         {%- set read = historize._read_version(target_relation, cfg.guard_scope, counted=false) -%}
         {{ historize._stage_change_set(relations,
-            historize._scd2_hist_changes_sql(cfg, target_relation, source_view, columns.business)) }}
+            historize._scd2_hist_changes_sql(cfg, historize._as_read(read), source_view, columns.business)) }}
         {%- set plan = historize._scd2_hist_plan(cfg, target_relation, changes_view) -%}
         {{ historize._write_or_noop(cfg, plan.writes,
             historize._scd2_hist_statements(cfg, plan, target_relation, changes_view, columns.business),

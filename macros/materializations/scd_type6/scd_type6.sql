@@ -51,7 +51,7 @@
   {#- Both writes fail if another run writes the dimension after this read. -#}
   {%- set read = historize._read_version(target_relation, cfg.guard_scope, counted=false) -%}
   {{ historize._stage_change_set(relations,
-      historize._scd_type6_changes_sql(cfg, target_relation, source_view, columns)) }}
+      historize._scd_type6_changes_sql(cfg, historize._as_read(read), source_view, columns)) }}
   {%- set plan = run_query(historize._scd_type6_plan_sql(cfg, target_relation, changes_view)).rows[0] -%}
   {{ historize._assert_valid_keys(plan, changes_view, cfg) }}
   {{ historize._assert_plan_applicable(plan, cfg, target_relation, 'current row') }}
