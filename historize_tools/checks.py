@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 from historize_tools import dbt_runner as dbt
+from historize_tools.demo import DEMO_VARS
 
 HISTORY_MATERIALIZATIONS = {"scd2_hist", "scd_type6", "fivetran_history"}
 MODEL_META_KEYS = ("lineage",)
@@ -52,7 +53,7 @@ def run_gloss(hook: str, manifest_path: Path, files: list[str], cwd: Path) -> in
 
 def main(project_dir: Path = dbt.ROOT) -> int:
     dbt.environment()
-    dbt.run(["parse", "--quiet"], project_dir=project_dir)
+    dbt.run(["parse", "--quiet"], project_dir=project_dir, variables=DEMO_VARS)
     manifest_path = project_dir / "target" / "manifest.json"
     manifest = json.loads(manifest_path.read_text())
     nodes = model_nodes(manifest, project_name(project_dir))

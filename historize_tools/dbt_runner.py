@@ -83,8 +83,8 @@ def newest_java_home(folders: Sequence[Path] = JDK_FOLDERS) -> Path | None:
 
 
 def project_yml(name: str) -> str:
-    """dbt_project.yml of a project using historize as a package, with its demo off
-    and its seed loader (real NULLs on the embedded Spark) dispatched to."""
+    """dbt_project.yml of a project using historize as a package (which adds none of
+    its demo), with its seed loader (real NULLs on the embedded Spark) dispatched to."""
     return f"""\
 name: {name}
 version: "1.0"
@@ -100,18 +100,16 @@ dispatch:
     search_order: ["{name}", "historize", "dbt"]
 models:
   +file_format: delta
-  historize:
-    +enabled: false
-seeds:
-  historize:
-    +enabled: false
 """
 
 
 def package_project(path: Path, project_yml: str) -> Path:
-    """A dbt project at `path` that installs this repository as the package `historize`."""
+    """A dbt project at `path` that installs this repository as the package `historize`:
+    declared in its packages.yml (dbt 1.12 checks dbt_packages against it) and linked
+    where `dbt deps` would link it."""
     (path / "dbt_packages").mkdir(parents=True, exist_ok=True)
     (path / "dbt_packages" / "historize").symlink_to(ROOT)
+    (path / "packages.yml").write_text(f"packages:\n  - local: {ROOT}\n")
     (path / "models").mkdir(exist_ok=True)
     (path / "dbt_project.yml").write_text(project_yml)
     return path
@@ -154,14 +152,13 @@ def _poll_thrift_statement(poll: Callable) -> Callable:
     return poll_until_known
 
 
-def _refine_thrift_polls() -> None:
+def refine_thrift_polls() -> None:
+    """pyhive's polls, in this process, replaced by _poll_thrift_statement's (once): for
+    every dbt run on the `thrift` target that this process makes."""
     from pyhive import hive
 
     if not getattr(hive.Cursor.poll, "historize_poll", False):
         hive.Cursor.poll = _poll_thrift_statement(hive.Cursor.poll)
-
-
-_refine_thrift_polls()
 
 
 # Manifests parsed for reuse, by project: (what they were parsed from, the manifest).
@@ -211,6 +208,8 @@ def run(
     if variables:
         command += ["--vars", json.dumps(dict(variables))]
     manifest = _manifest(project_dir, options) if reuse_manifest else None
+    if os.environ.get("HISTORIZE_TARGET") == "thrift":
+        refine_thrift_polls()
     result = dbtRunner(manifest=manifest, callbacks=list(callbacks)).invoke(command)
     if expect_success and not result.success:
         raise DbtError(f"dbt {' '.join(args)} failed: {failure_messages(result)}")

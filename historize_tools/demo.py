@@ -18,13 +18,16 @@ from pathlib import Path
 from historize_tools import dbt_runner as dbt
 
 DEMO_SCHEMA_SUFFIXES = ("demo", "demo_seeds")
+# The demo is enabled by this var (dbt_project.yml), so that a project installing
+# historize as a package gets none of it.
+DEMO_VARS = {"historize_demo": True}
 EVOLVED = "historize_demo.rc_aw_product_hist"  # the last load changes its schema
 LOADS = (
-    {"demo_load": 1, "load_timestamp": "2026-01-01 06:00:00", "load_run_id": "demo-load-1"},
-    {"demo_load": 2, "load_timestamp": "2026-02-01 06:00:00", "load_run_id": "demo-load-2"},
-    {"demo_load": 3, "load_timestamp": "2026-03-01 06:00:00", "load_run_id": "demo-load-3"},
+    {**DEMO_VARS, "demo_load": 1, "load_timestamp": "2026-01-01 06:00:00", "load_run_id": "demo-load-1"},
+    {**DEMO_VARS, "demo_load": 2, "load_timestamp": "2026-02-01 06:00:00", "load_run_id": "demo-load-2"},
+    {**DEMO_VARS, "demo_load": 3, "load_timestamp": "2026-03-01 06:00:00", "load_run_id": "demo-load-3"},
     # products only: a rename, a widening, a new and a retired column
-    {"demo_load": 4, "load_timestamp": "2026-04-01 06:00:00", "load_run_id": "demo-load-4"},
+    {**DEMO_VARS, "demo_load": 4, "load_timestamp": "2026-04-01 06:00:00", "load_run_id": "demo-load-4"},
 )
 SHOWN = {
     "historize_demo.rc_aw_product_hist": "product_id, product_title, color, list_price, discontinued_on, size, "
@@ -161,7 +164,7 @@ def main(argv: list[str] | None = None) -> int:
     print(tables, end="")
     print(f"\n== what load 4 did to {EVOLVED} (its Delta history)")
     print(history_text(EVOLVED, before_last_load), end="")
-    dbt.run(["docs", "generate", "--quiet"])
+    dbt.run(["docs", "generate", "--quiet"], variables=DEMO_VARS)
     print("\n== dbt docs: target/index.html and target/catalog.json written; browse them with: "
           "source scripts/setup.sh && dbt docs serve")
     if args.check and (found := differences(tables, args.check)):

@@ -250,20 +250,23 @@ def report(new: int, changed: int, deleted: int, detail: str, written: int | Non
             "code": "written" if written else "nothing to write", "rows_affected": written}
 
 
-# The folders whose tests run Spark: under pytest-xdist each goes to one worker as a whole.
-SPARK_FOLDERS = ("functional", "cluster")
+# The folders whose tests run Spark, and the scope each belongs to: under pytest-xdist a
+# scope goes to one worker as a whole. The quickstart's test (tests/user) runs its Spark in
+# a process of its own, so it goes with the cluster's tests, whose worker mostly waits.
+SPARK_SCOPES = {"functional": "functional", "cluster": "cluster", "user": "cluster"}
 
 
 def pytest_xdist_make_scheduler(config: pytest.Config, log):
-    """pytest-xdist's scheduling by scope, a folder of SPARK_FOLDERS being one scope: the
+    """pytest-xdist's scheduling by scope, as SPARK_SCOPES maps folders to scopes: the
     embedded Spark's tests (tests/functional) share one SparkSession in one worker, and
-    the cluster's (tests/cluster) run beside them in another; any other test goes anywhere."""
+    the cluster's (tests/cluster, with tests/user) run beside them in another; any other
+    test goes anywhere."""
     from xdist.scheduler import LoadScopeScheduling
 
     class BySparkFolder(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
             folder = Path(nodeid.split("::")[0]).parent.name
-            return folder if folder in SPARK_FOLDERS else nodeid
+            return SPARK_SCOPES.get(folder, nodeid)
 
     return BySparkFolder(config, log)
 

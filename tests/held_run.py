@@ -15,7 +15,7 @@ from pathlib import Path
 
 from dbt.cli.main import dbtRunner
 
-from historize_tools import dbt_runner  # noqa: F401  (its Thrift polls: every error with its message)
+from historize_tools import dbt_runner
 
 # The column of the guard's one-row relation (macros/common/concurrency.sql).
 GUARD_COLUMN = "_historize_unchanged"
@@ -37,6 +37,7 @@ def main(hold_dir: Path, arguments: list[str]) -> int:
         while not (hold_dir / "release").exists() and time.monotonic() < deadline:
             time.sleep(0.1)
 
+    dbt_runner.refine_thrift_polls()  # every failed statement read with its error
     return 0 if dbtRunner(callbacks=[hold]).invoke(arguments).success else 1
 
 

@@ -1,6 +1,6 @@
 """Benchmark of the history materializations against what users use today.
 
-    python -m historize_tools.bench            # the full run (the README's figures)
+    python -m historize_tools.bench            # the full run (the figures of docs/benchmark.md)
     python -m historize_tools.bench --quick    # tiny sizes, one repetition (CI)
 
 For each case it generates snapshots of N keys (K typed attribute columns with

@@ -1,4 +1,4 @@
-"""The summary of the targets' ratios, the README's table and the chart."""
+"""The summary of the targets' ratios, the benchmark page's table (docs/benchmark.md) and the chart."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -94,7 +94,7 @@ PROFILE_METRICS = ("numSourceRows", "numTargetRowsCopied", "numTargetRowsUpdated
 
 
 def markdown_table(results: list[dict]) -> str:
-    """The results as the README's table."""
+    """The results as the benchmark page's table."""
     lines = ["| series | contender | load | median s (min-max) | commits | files +/- | rows written |",
              "|---|---|---|---|---|---|---|"]
     for r in results:

@@ -1,7 +1,7 @@
 {#- The change set and the plan, as every materialization computes them.
 
     The change set is a session view of the rows a load writes, each with
-    `_historize_action` (see README.md, "Vocabulary"): new, changed, deleted,
+    `_historize_action` (see docs/how_a_load_runs.md, "Vocabulary"): new, changed, deleted,
     unchanged, invalid. It is cached once per run, so the plan and the writes
     read the same rows; lazily, so that the plan query computes it and
     counts it in one job.

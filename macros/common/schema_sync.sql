@@ -2,7 +2,7 @@
     columns with the table's and brings the table in line without losing
     history: renames by former_names, new columns, retired columns (kept, marked),
     reactivated columns, type widening. Everything is checked before any DDL,
-    so a bad case changes nothing. See README.md, section "Schema evolution". -#}
+    so a bad case changes nothing. See docs/schema_evolution.md. -#}
 
 {#- The former names of a select column: from the column's meta in this model's
     YAML, else in the YAML of an upstream node with a column of that name. -#}

@@ -32,7 +32,7 @@ def test_a_backfill_through_dagster_ends_as_loading_in_time_order(running_cluste
         with on_cluster(running_cluster, schema):
             drop_schemas(schema)
     with on_cluster(running_cluster, SCHEMA):
-        dbt.run(["parse"])  # the manifest the assets are built from
+        dbt.run(["parse"], variables=demo.DEMO_VARS)  # the manifest the assets are built from
         from dagster import materialize
 
         from historize_dagster import definitions

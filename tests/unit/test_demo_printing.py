@@ -1,5 +1,5 @@
 """The demo's printing, which must give the same text on every target, and the
-demo's tables the README shows."""
+demo's tables the README and the docs show."""
 import re
 
 import pytest
@@ -27,11 +27,11 @@ def test_rows_are_laid_out_as_spark_shows_them():
         "+---+----+\n")
 
 
-def readme_block(title: str) -> str:
-    """The table the README shows under `== title` in its demo output."""
-    text = (dbt.ROOT / "README.md").read_text()
+def shown_block(page: str, title: str) -> str:
+    """The table `page` shows under `== title` in its demo output."""
+    text = (dbt.ROOT / page).read_text()
     block = re.search(rf"== {re.escape(title)}\n(\+[-+]+\+\n(?:[|+].*\n)+)", text)
-    assert block, f"the README shows no table {title}"
+    assert block, f"{page} shows no table {title}"
     return block.group(1)
 
 
@@ -44,9 +44,9 @@ def demo_table(title: str) -> str:
     return found[0]
 
 
-def test_the_readme_shows_the_demo_s_tables():
-    for title in (EVOLVED, "historize_demo.historize_loads"):
-        assert readme_block(title) == demo_table(title)
+def test_the_readme_and_the_docs_show_the_demo_s_tables():
+    for page, title in (("README.md", EVOLVED), ("docs/late_loads.md", "historize_demo.historize_loads")):
+        assert shown_block(page, title) == demo_table(title)
 
 
 def test_the_demo_s_check_names_the_lines_that_differ(tmp_path):

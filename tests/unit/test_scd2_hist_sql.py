@@ -1,5 +1,8 @@
-"""The SQL scd2_hist generates, rendered by `dbt compile` (no Spark session):
-its shape, and that it parses as Spark SQL."""
+"""The SQL scd2_hist generates, rendered by `dbt compile` (no Spark session, no
+connection): its shape, and that it parses as Spark SQL. It renders on the adapter
+of HISTORIZE_TARGET: dbt-spark (`local`) in the main stack, dbt-databricks
+(`databricks`) in its lane; the SQL is the same but for how each adapter names a
+relation (`Names`)."""
 from __future__ import annotations
 
 import os
@@ -9,6 +12,8 @@ import pytest
 import sqlfluff
 
 from conftest import PROJECT_YML, dbt
+
+SCHEMA = "historize"
 
 RENDERERS = {
     "row_hash": "{{ historize.row_hash(['b', 'a']) }}",
@@ -43,6 +48,26 @@ RENDERERS["widening"] = " ".join(
 AT = "timestamp'2026-01-01 06:00:00.000000+00:00'"
 
 
+class Names:
+    """How the adapter renders relations: dbt-spark writes a table as `schema.name` and a
+    session view as `name`; dbt-databricks quotes every part and puts the catalog first
+    (Unity Catalog's three-part names), so views stay one quoted part."""
+
+    def __init__(self, target: str) -> None:
+        self.databricks = target == "databricks"
+
+    def table(self, name: str) -> str:
+        return f"`main`.`{SCHEMA}`.`{name}`" if self.databricks else f"{SCHEMA}.{name}"
+
+    def view(self, name: str) -> str:
+        return f"`{name}`" if self.databricks else name
+
+
+@pytest.fixture(scope="module")
+def names() -> Names:
+    return Names(os.environ.get("HISTORIZE_TARGET", "local"))
+
+
 @pytest.fixture(scope="module")
 def rendered(tmp_path_factory) -> dict[str, str]:
     """Compiles one model per builder, with unique_key ['region', 'id']."""
@@ -54,7 +79,7 @@ def rendered(tmp_path_factory) -> dict[str, str]:
             {body}
             """))
     dbt.environment()
-    os.environ["HISTORIZE_SCHEMA"] = "historize"  # the profile's default, whatever ran before
+    os.environ["HISTORIZE_SCHEMA"] = SCHEMA  # the profile's default, whatever ran before
     dbt.run(["compile", "--no-populate-cache", "--vars", "{load_timestamp: '2026-01-01 06:00:00', load_run_id: r1}"],
             project_dir=path)
     compiled = path / "target" / "compiled" / "test_project" / "models"
@@ -94,7 +119,7 @@ def test_merge_applies_all_four_effects_in_one_statement(rendered):
     assert "when _historize_action = 'deleted' then array('update', 'counted')" in sql
 
 
-def test_ordered_steps_close_with_merge_and_insert_with_explicit_columns(rendered):
+def test_ordered_steps_close_with_merge_and_insert_with_explicit_columns(rendered, names):
     for step, state in (("close_changed", "changed"), ("close_deleted", "deleted")):
         assert rendered[step].startswith("merge into")
         assert "update" not in rendered[step].split("when matched")[0]  # no UPDATE with a subquery
@@ -102,7 +127,7 @@ def test_ordered_steps_close_with_merge_and_insert_with_explicit_columns(rendere
     for step, state in (("insert_changed", "changed"), ("insert_new", "new")):
         sql = rendered[step]
         assert sql.startswith("insert into")
-        assert (f"insert into historize.{step} ( `{step}_key`, `region`, `id`, `name`, `row_hash`, "
+        assert (f"insert into {names.table(step)} ( `{step}_key`, `region`, `id`, `name`, `row_hash`, "
                 "`version_started_at`, `version_ended_at`, `version_state`, `load_run_id`, `loaded_at` ) select") in sql
         assert f"where chg._historize_action = '{state}'" in sql
 
@@ -115,34 +140,34 @@ def test_change_set_classifies_against_open_versions_only(rendered):
     assert "`row_hash` <=> open_versions.`row_hash` then 'unchanged'" in sql
 
 
-def test_change_set_flags_null_and_duplicate_keys_in_the_same_pass(rendered):
+def test_change_set_flags_null_and_duplicate_keys_in_the_same_pass(rendered, names):
     sql = rendered["changes"]
     assert "count(*) over (partition by src.`region`, src.`id`) as _historize_occurrences" in sql
     assert ("when src._historize_in_source and (src.`region` is null or src.`id` is null "
             "or src._historize_occurrences > 1) then 'invalid'") in sql
-    assert sql.count("from src") == 1  # the select is read once
+    assert sql.count(f"from {names.view('src')}") == 1  # the select is read once
 
 
-def test_plan_reads_the_cached_change_set_outside_any_cte(rendered):
+def test_plan_reads_the_cached_change_set_outside_any_cte(rendered, names):
     # Spark does not substitute a cached view read inside a CTE
     sql = rendered["plan"]
     assert not sql.startswith("with") and " with " not in sql
     assert "sum(case when _historize_action = 'invalid' then 1 else 0 end)" in sql
     # the newest instant from the open versions and the versions that ended after this load, not the history
     assert ("select greatest(max(guarded.`version_started_at`) filter (where guarded.`version_ended_at` is null), "
-            "max(guarded.`version_ended_at`)) as newest_timestamp from historize.plan as guarded "
+            f"max(guarded.`version_ended_at`)) as newest_timestamp from {names.table('plan')} as guarded "
             f"where guarded.`version_ended_at` is null or guarded.`version_ended_at` > {AT} ) as newest") in sql
 
 
-def test_merge_strategy_computes_checks_and_writes_the_change_set_in_one_statement(rendered):
+def test_merge_strategy_computes_checks_and_writes_the_change_set_in_one_statement(rendered, names):
     sql = rendered["checked_merge"]
-    assert sql.startswith("merge into historize.checked_merge as hist using ( with historize_changes as ( with keyed_source as")
+    assert sql.startswith(f"merge into {names.table('checked_merge')} as hist using ( with historize_changes as ( with keyed_source as")
     assert sql.count("merge into") == 1
     # the checks read the select and the table, never the change set (Spark would compute it again)
     assert sql.count("from historize_changes") == 1
     assert "historize_checks as ( select case when invalid_keys.null_key_rows > 0 then raise_error(" in sql
     assert ("select src.`region` as `_historize_key_0`, src.`id` as `_historize_key_1`, count(*) as _historize_occurrences "
-            "from src as src group by src.`region`, src.`id`") in sql
+            f"from {names.view('src')} as src group by src.`region`, src.`id`") in sql
     assert ("raise_error(concat('historize: model checked_merge: unique_key (region, id) is duplicated for ', "
             "cast(size(invalid_keys.duplicated_keys) as string), ' key(s) in the select, e.g. ', ") in sql
     assert ("'example', concat('(', concat_ws(', ', cast(`_historize_key_0` as string), "
@@ -151,8 +176,8 @@ def test_merge_strategy_computes_checks_and_writes_the_change_set_in_one_stateme
             "load_timestamp 2026-01-01 06:00:00.000000 is older than ', ") in sql
     # a rerun's conflicts: the open versions that began at this load_timestamp, against the select
     assert "when rerun.conflicts > 0 then raise_error(" in sql
-    assert ("from historize.checked_merge as started left join ( select src_row.`region`, src_row.`id`, "
-            "src_row.`row_hash`, true as _historize_in_source from src as src_row ) as src "
+    assert (f"from {names.table('checked_merge')} as started left join ( select src_row.`region`, src_row.`id`, "
+            f"src_row.`row_hash`, true as _historize_in_source from {names.view('src')} as src_row ) as src "
             "on started.`region` = src.`region` and started.`id` = src.`id` "
             f"where started.`version_ended_at` is null and started.`version_started_at` = {AT} ) as started_at_load") in sql
     # every row of the source passes the checks; the change set carries no count of its own
@@ -162,20 +187,20 @@ def test_merge_strategy_computes_checks_and_writes_the_change_set_in_one_stateme
     assert "_historize_scope_rows" not in sql
 
 
-def test_first_run_of_a_load_timestamp_checks_no_rerun_conflicts(rendered):
+def test_first_run_of_a_load_timestamp_checks_no_rerun_conflicts(rendered, names):
     """No open version began at this load_timestamp when the run read the
     table (and the guard fails the MERGE if one did since)."""
     first = rendered["checked_merge_first_run"]
     assert "conflicts" not in first and "started_at_load" not in first
-    assert first.count("from src as src") == 2  # the change set's pass and the key checks'
+    assert first.count(f"from {names.view('src')} as src") == 2  # the change set's pass and the key checks'
 
 
-def test_the_guard_is_an_aggregate_of_the_newest_instants_scan(rendered):
+def test_the_guard_is_an_aggregate_of_the_newest_instants_scan(rendered, names):
     """The guard reads no table of its own: its count and newest row commit
     version are aggregates, filtered to the open versions, of the one scan
     that finds the newest instant."""
     sql = rendered["guarded_merge"]
-    assert sql.count("from historize.guarded_merge as guarded") == 1
+    assert sql.count(f"from {names.table('guarded_merge')} as guarded") == 1
     assert "as unchanged_since" not in sql
     assert ("select greatest(max(guarded.`version_started_at`) filter (where guarded.`version_ended_at` is null), "
             "max(guarded.`version_ended_at`)) as newest_timestamp, "
@@ -183,9 +208,9 @@ def test_the_guard_is_an_aggregate_of_the_newest_instants_scan(rendered):
             "coalesce(max(guarded._metadata.row_commit_version) filter (where guarded.`version_ended_at` is null), -1) <= 7) "
             "or raise_error(case when max(guarded.`version_started_at`) filter (where guarded.`version_ended_at` is null) "
             f"> {AT} then concat(") in sql
-    assert ("'historize: model guarded_merge: historize.guarded_merge was written by another run after version 7, "
+    assert (f"'historize: model guarded_merge: {names.table('guarded_merge')} was written by another run after version 7, "
             "which this run read; nothing of this run was written to it. Rerun the model' end) is null "
-            "as _historize_unchanged from historize.guarded_merge as guarded "
+            f"as _historize_unchanged from {names.table('guarded_merge')} as guarded "
             f"where guarded.`version_ended_at` is null or guarded.`version_ended_at` > {AT} ) as newest") in sql
     assert "else newest._historize_unchanged end as _historize_checked" in sql
 

@@ -49,6 +49,8 @@ def test_a_long_statement_is_left_to_dbts_own_loop(monkeypatch):
 def test_the_drivers_polls_are_refined_once():
     from pyhive import hive
 
+    dbt_runner.refine_thrift_polls()
     refined = hive.Cursor.poll
-    dbt_runner._refine_thrift_polls()
-    assert hive.Cursor.poll is refined and refined.historize_poll
+    assert refined.historize_poll
+    dbt_runner.refine_thrift_polls()
+    assert hive.Cursor.poll is refined

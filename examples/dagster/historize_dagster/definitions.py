@@ -28,15 +28,19 @@ ROOT = Path(__file__).resolve().parents[3]
 PARTITIONS = DailyPartitionsDefinition(start_date="2026-01-01", end_date="2026-04-01")
 HISTORY_MATERIALIZATIONS = ("scd2_hist", "scd_type6", "fivetran_history")
 
+# The demo's models are enabled by the var historize_demo (dbt_project.yml).
+DEMO_VARS = {"historize_demo": True}
 project = DbtProject(project_dir=ROOT, profiles_dir=ROOT / "profiles",
-                     target_path=Path(os.environ.get("DBT_TARGET_PATH", ROOT / "target")))
+                     target_path=Path(os.environ.get("DBT_TARGET_PATH", ROOT / "target")),
+                     prepare_project_cli_args=["parse", "--quiet", "--vars", json.dumps(DEMO_VARS)])
 project.prepare_if_dev()
 
 
 def load_vars(partition_key: str) -> dict:
     """The load of a day's partition."""
     day = dt.date.fromisoformat(partition_key)
-    return {"load_timestamp": f"{partition_key} 06:00:00", "load_run_id": partition_key, "demo_load": day.month}
+    return {**DEMO_VARS, "load_timestamp": f"{partition_key} 06:00:00", "load_run_id": partition_key,
+            "demo_load": day.month}
 
 
 def load_metadata(run_results: dict) -> dict[str, dict]:

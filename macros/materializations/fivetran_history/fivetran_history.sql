@@ -1,5 +1,5 @@
 {#- Fivetran history-mode table kept from batches of change events.
-    See README.md, sections fivetran_history and "How a load runs". -#}
+    See docs/fivetran_history.md and docs/how_a_load_runs.md. -#}
 {% materialization fivetran_history, adapter='spark' %}
   {%- set cfg = historize._fivetran_history_config() -%}
 

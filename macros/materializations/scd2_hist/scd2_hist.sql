@@ -1,5 +1,5 @@
 {#- SCD Type 2 history (`_hist`) table kept from a current snapshot.
-    See README.md, sections scd2_hist and "How a load runs". -#}
+    See docs/scd2_hist.md and docs/how_a_load_runs.md. -#}
 {% materialization scd2_hist, adapter='spark' %}
   {%- set cfg = historize._scd2_hist_config() -%}
 

@@ -1,6 +1,5 @@
 {#- One dimension with per-column SCD types 0, 1, 2 and 3, versions, a current
-    flag and an audit trail. See README.md, sections scd_type6 and "How a
-    load runs". -#}
+    flag and an audit trail. See docs/scd_type6.md and docs/how_a_load_runs.md. -#}
 {% materialization scd_type6, adapter='spark' %}
   {%- set cfg = historize._scd_type6_config() -%}
 

@@ -1,0 +1,1 @@
+"""Empty: see pyproject.toml beside this folder."""
