@@ -1,1 +1,0 @@
-"""Empty: see pyproject.toml beside this folder."""
