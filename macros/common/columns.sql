@@ -91,12 +91,8 @@
 {% endmacro %}
 
 
-{#- `text` without `prefix` (or `suffix`), which it is known to carry. -#}
+{#- `text` without `prefix`, which it is known to carry. -#}
 {% macro _without_prefix(text, prefix) %}
   {{- return(text[prefix | length:] if text.startswith(prefix) else text) -}}
 {% endmacro %}
 
-
-{% macro _without_suffix(text, suffix) %}
-  {{- return(text[:(text | length) - (suffix | length)] if text.endswith(suffix) else text) -}}
-{% endmacro %}

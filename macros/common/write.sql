@@ -1,4 +1,4 @@
-{#- The end of a load: write or not, say what was done, docs and grants. -#}
+{#- The end of a load: write or not, and say what was done. -#}
 
 {#- Runs a load's statements in order, or none when the plan has nothing to
     write (no commit). Each statement is {'name', 'builder', 'args'}: its
@@ -56,15 +56,4 @@
   {{ log("historize: " ~ cfg.model_name ~ ": " ~ message, info=true) }}
   {%- do store_raw_result('main', message=message, code='written' if written > 0 else 'nothing to write',
         rows_affected=written | int) -%}
-{% endmacro %}
-
-
-{#- Column comments (persist_docs) and grants, as dbt's own table
-    materialization applies them. A history table is never replaced, so
-    grants another tool set stay unless the model's grants config says
-    otherwise. -#}
-{% macro _apply_docs_and_grants(relation, existing_relation) %}
-  {%- do persist_docs(relation, model) -%}
-  {%- set grant_config = config.get('grants') -%}
-  {%- do apply_grants(relation, grant_config, should_revoke=should_revoke(existing_relation, full_refresh_mode=false)) -%}
 {% endmacro %}

@@ -70,9 +70,13 @@
 
   {{ historize._drop_session_views(relations) }}
 
-  {{ run_hooks(post_hooks) }}
+  {#- Grants and docs, then post-hooks, as dbt's own materializations order them; a history
+      table is never replaced, so grants another tool set stay unless the grants config says so. -#}
+  {%- set grant_config = config.get('grants') -%}
+  {%- do apply_grants(target_relation, grant_config, should_revoke=should_revoke(existing_relation, full_refresh_mode=false)) -%}
+  {%- do persist_docs(target_relation, model) -%}
 
-  {{ historize._apply_docs_and_grants(target_relation, existing_relation) }}
+  {{ run_hooks(post_hooks) }}
 
   {{ return({'relations': [target_relation]}) }}
 {% endmaterialization %}

@@ -1,0 +1,86 @@
+"""The MERGE scd_type6 and fivetran_history generate, rendered by `dbt compile` (no Spark)
+as the docs show them (historize_tools.docs_sql.RENDERED), against hand-written
+expectations of their structure: what each clause writes, what the guard reads, that
+every insert names its columns. scd2_hist's statements: tests/unit/test_scd2_hist_sql.py."""
+from __future__ import annotations
+
+import pytest
+import sqlfluff
+
+from historize_tools import docs_sql
+
+AT = "timestamp'2026-01-02 06:00:00.000000+00:00'"
+
+
+@pytest.fixture(scope="module")
+def statements() -> dict[str, str]:
+    return docs_sql.render()
+
+
+@pytest.fixture(scope="module")
+def rendered(statements) -> dict[str, str]:
+    """Each statement on one line, its comments left out."""
+    return {name: " ".join(" ".join(line for line in sql.splitlines() if not line.strip().startswith("--")).split())
+            for name, sql in statements.items()}
+
+
+def test_scd_type6_merge_closes_rewrites_type1_and_inserts_versions_in_one_statement(rendered):
+    sql = rendered["scd_type6-merge"]
+    assert sql.startswith("merge into analytics.dim_program as hist using ( select case when roles._historize_role = "
+                          "'update' then chg.`_historize_key_0` end as `_historize_merge_key_0`, chg.*, "
+                          "roles._historize_role from dim_program__historize_changes as chg cross join (")
+    # the guard: the current rows the run counted, none written after the version it read
+    assert ("(count(*) = 3 and coalesce(max(guarded._metadata.row_commit_version), -1) <= 4) or raise_error(" in sql)
+    assert "from analytics.dim_program as guarded where guarded.`current_flag` ) as unchanged_since" in sql
+    # a key with history and a new version: an update row (close, Type 1) and an insert row
+    assert ("when _historize_has_history and _historize_action in ('new', 'changed') and "
+            "(_historize_action = 'changed' or _historize_type1_changed) then array('update', 'insert')") in sql
+    assert "on hist.`program_id` = chg.`_historize_merge_key_0` when matched and" in sql
+    # Type 1 rewritten in every row of the key; only the current row is closed
+    assert ("`program_name` = case when chg._historize_type1_changed then chg.`program_name` "
+            "else hist.`program_name` end") in sql
+    assert (f"`effective_to` = case when hist.`current_flag` and chg._historize_action in ('changed', 'deleted') "
+            f"then {AT} else hist.`effective_to` end") in sql
+    assert ("`change_reason` = case when hist.`current_flag` and chg._historize_action = 'deleted' "
+            "then 'deleted_in_source' else hist.`change_reason` end") in sql
+    # the new version: explicit columns, Type 0 from the first version, Type 3 from the latest
+    assert ("when not matched and chg._historize_role = 'insert' then insert ( `dim_program_key`, `program_id`, "
+            "`created_on`, `program_name`, `threshold`, `funding_cap`, `previous_threshold`, `effective_from`, "
+            "`effective_to`, `current_flag`, `version`, `change_reason`, `_hash` ) values (") in sql
+    assert "case when chg._historize_has_history then chg._historize_first.`created_on` else chg.`created_on` end" in sql
+    assert "case when chg._historize_has_history then chg._historize_latest.`threshold` end" in sql
+    assert "cast(coalesce(chg._historize_max_version, 0) + 1 as int)" in sql
+    assert sql.count("merge into") == 1
+
+
+def test_fivetran_history_merge_computes_its_change_set_and_writes_the_difference(rendered):
+    sql = rendered["fivetran_history-merge"]
+    assert sql.startswith("merge into analytics.orders_history as hist using ( with historize_changes as (")
+    # the batch read once, from the staged select
+    assert sql.count("from orders_history__historize_source") == 1
+    # both sides grouped by key and start, compared
+    assert "group by sides.`id`, sides._historize_start" in sql
+    assert ("case when by_start.wanted is null then 'deleted' when by_start.affected is null then 'new' "
+            "when by_start.wanted <=> by_start.affected then 'unchanged' else 'changed' end as _historize_action") in sql
+    assert "where _historize_action <> 'unchanged'" in sql
+    # the guard: every row of the table (a late event may write any version)
+    assert ("(count(*) = 5 and coalesce(max(_metadata.row_commit_version), -1) <= 2) or raise_error('historize: model "
+            "orders_history: analytics.orders_history was written by another run after version 2, which this run read; "
+            "nothing of this run was written to it. Rerun the model') is null as _historize_unchanged "
+            "from analytics.orders_history ) as unchanged_since where unchanged_since._historize_unchanged") in sql
+    # matched on the key and the start; delete, update, insert
+    assert sql.endswith(
+        ") as chg on hist.`id` = chg.`id` and hist.`_fivetran_start` = chg.`_fivetran_start` "
+        "when matched and chg._historize_action = 'deleted' then delete "
+        "when matched and chg._historize_action = 'changed' then update set `amount` = chg.`amount`, "
+        "`status` = chg.`status`, `_fivetran_end` = chg.`_fivetran_end`, `_fivetran_active` = chg.`_fivetran_active`, "
+        "`_fivetran_synced` = chg.`_fivetran_synced` "
+        "when not matched and chg._historize_action = 'new' then insert ( `id`, `amount`, `status`, `_fivetran_start`, "
+        "`_fivetran_end`, `_fivetran_active`, `_fivetran_synced` ) values ( chg.`id`, chg.`amount`, chg.`status`, "
+        "chg.`_fivetran_start`, chg.`_fivetran_end`, chg.`_fivetran_active`, chg.`_fivetran_synced` )")
+
+
+@pytest.mark.parametrize("name", sorted(docs_sql.RENDERED))
+def test_each_rendered_statement_parses_as_spark_sql(statements, name):
+    parsed = sqlfluff.parse(statements[name], dialect="sparksql")
+    assert "unparsable" not in str(parsed)
