@@ -11,9 +11,9 @@ from pathlib import Path
 from historize_tools import dbt_runner as dbt
 from historize_tools.bench import SCHEMA
 from historize_tools.bench import __doc__ as DESCRIPTION
-from historize_tools.bench.cases import MEASURED_AT, backfill_case, fivetran_case, invariant_tests_case, scd2_case, small_models_case, type6_case
-from historize_tools.bench.contenders import (BENCH_YML, MODELS, PROJECT_YML, SCD2_CONTENDERS, SMALL_MODEL, SMALL_SNAPSHOT,
-                                              SNAPSHOT)
+from historize_tools.bench.cases import (MEASURED_AT, Bench, Scd2Load, backfill_case, fivetran_case, invariant_tests_case,
+                                         scd2_case, small_models_case, type6_case)
+from historize_tools.bench.contenders import BENCH_YML, MODELS, PROJECT_YML, SMALL_MODEL, SMALL_SNAPSHOT, SNAPSHOT
 from historize_tools.bench.report import chart, markdown_table, profile_table, summarize
 
 
@@ -95,40 +95,31 @@ def main(argv: list[str] | None = None) -> int:
         results.extend({"series": series, **r} for r in found)
         args.output.write_text(json.dumps({"summary": summarize(results), "results": results}, indent=2) + "\n")
 
-    def repeat(keys: int) -> int:
-        return args.repeat if keys <= 100_000 else args.repeat_large
-
-    common = {"attributes": args.attributes, "seed": args.seed}
+    bench = Bench(session, project, args.seed, args.repeat, args.repeat_large)
     if "size" in series:
         for keys in numbers(args.keys, int):
-            keep(scd2_case(session, project, keys, depth=1, changed=0.10, deleted=0.01, new=0.01,
-                           contenders=SCD2_CONTENDERS, repeat=repeat(keys), **common), "size")
+            keep(scd2_case(bench, Scd2Load(keys, attributes=args.attributes)), "size")
     if "small_models" in series:
-        # each repetition is a whole run of every model: 3 of them, as at 10^6
-        keep(small_models_case(session, project, args.small_models, args.small_keys, (1, 4),
-                               min(3, args.repeat), args.seed), "small_models")
+        keep(small_models_case(bench, args.small_models, args.small_keys, (1, 4)), "small_models")
     if "fivetran" in series:
-        keep(fivetran_case(session, project, args.fivetran_versions, args.fivetran_events,
-                           repeat(args.fivetran_versions), args.seed), "fivetran")
+        keep(fivetran_case(bench, args.fivetran_versions, args.fivetran_events), "fivetran")
     if "scd_type6" in series:
-        keep(type6_case(session, project, args.type6_keys, repeat(args.type6_keys), args.seed), "scd_type6")
+        keep(type6_case(bench, args.type6_keys), "scd_type6")
     if "backfill" in series:
-        keep(backfill_case(session, project, args.backfill_keys, args.attributes, args.backfill_days,
-                           args.backfill_days // 2, repeat(args.backfill_keys), args.seed), "backfill")
+        keep(backfill_case(bench, args.backfill_keys, args.attributes, args.backfill_days, args.backfill_days // 2),
+             "backfill")
     for rate in numbers(args.rates) if "rate" in series else []:
         other = 0.01 if rate > 0 else 0.0
-        keep(scd2_case(session, project, args.series_keys, depth=1, changed=rate, deleted=other, new=other,
-                       contenders=SCD2_CONTENDERS, repeat=repeat(args.series_keys), **common), "rate")
+        keep(scd2_case(bench, Scd2Load(args.series_keys, changed=rate, deleted=other, new=other,
+                                       attributes=args.attributes)), "rate")
     for depth in numbers(args.depths, int) if "depth" in series else []:
-        keep(scd2_case(session, project, args.series_keys, depth=depth, changed=0.10, deleted=0.01, new=0.01,
-                       contenders=("scd2_hist", "pyspark_two_pass"), repeat=repeat(args.series_keys), **common),
-             "depth")
+        keep(scd2_case(bench, Scd2Load(args.series_keys, depth=depth, attributes=args.attributes,
+                                       contenders=("scd2_hist", "pyspark_two_pass"))), "depth")
     if "deep" in series:
         # the deepest history at the deep N; the invariant tests then check it
-        keep(scd2_case(session, project, args.deep_keys, depth=args.deep_depth, changed=0.10, deleted=0.01,
-                       new=0.01, contenders=("scd2_hist", "pyspark_two_pass"), repeat=repeat(args.deep_keys),
-                       **common), "depth")
-        keep(invariant_tests_case(session, project, "scd2_hist", MEASURED_AT), "invariants")
+        keep(scd2_case(bench, Scd2Load(args.deep_keys, depth=args.deep_depth, attributes=args.attributes,
+                                       contenders=("scd2_hist", "pyspark_two_pass"))), "depth")
+        keep(invariant_tests_case(bench, "scd2_hist", MEASURED_AT), "invariants")
 
     print("bench: summary " + json.dumps(summarize(results)), flush=True)
     chart(results, args.output.with_suffix(".png"))

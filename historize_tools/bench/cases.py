@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import statistics
 import time
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from historize_tools import dbt_runner as dbt
 from historize_tools.bench import SCHEMA
-from historize_tools.bench.contenders import dbt_load, load_into, lower_bound, pyspark_fivetran, pyspark_type6
+from historize_tools.bench.contenders import (SCD2_CONTENDERS, dbt_load, load_into, lower_bound, pyspark_fivetran,
+                                              pyspark_type6)
 from historize_tools.bench.data import generate_fivetran, generate_type6, make_daily_snapshot, make_snapshot
 from historize_tools.bench.measure import (Contender, Profile, assert_same_history, delta_version, history_signature,
                                            query_signature, race, restore)
@@ -17,34 +20,64 @@ from historize_tools.bench.measure import (Contender, Profile, assert_same_histo
 MEASURED_AT = "2026-02-01 00:00:00"
 
 
-def build_history(session, project: Path, keys: int, attributes: int, depth: int, seed: int,
-                  contenders: tuple[str, ...]) -> dict[str, int]:
-    """Each contender's table through `depth` loads (every key changes in each);
+@dataclass(frozen=True)
+class Bench:
+    """What every case shares: the SparkSession, the dbt project of the dbt contenders,
+    the seed of the generated data, and how often a load is timed (`repeat` up to
+    100,000 keys, `repeat_large` above)."""
+    session: Any
+    project: Path
+    seed: int
+    repeat: int
+    repeat_large: int
+
+    def repetitions(self, keys: int) -> int:
+        return self.repeat if keys <= 100_000 else self.repeat_large
+
+
+@dataclass(frozen=True)
+class Scd2Load:
+    """One measured SCD2 load: `keys` keys of `attributes` columns each, a history
+    `depth` loads deep before it, the fractions of keys it changes, deletes and adds,
+    and the contenders that load it."""
+    keys: int
+    depth: int = 1
+    changed: float = 0.10
+    deleted: float = 0.01
+    new: float = 0.01
+    attributes: int = 6
+    contenders: tuple[str, ...] = SCD2_CONTENDERS
+
+
+def build_history(bench: Bench, load: Scd2Load) -> dict[str, int]:
+    """Each contender's table through `load.depth` loads (every key changes in each);
     returns each table's version after them."""
-    for name in contenders + ("lower_bound_output",):
+    session = bench.session
+    for name in load.contenders + ("lower_bound_output",):
         session.sql(f"drop table if exists {SCHEMA}.{name}")
     columns = None
     bases = {}
-    for version in range(depth):
-        make_snapshot(session, f"history_{version}", keys, attributes, seed, base=version)
+    for version in range(load.depth):
+        make_snapshot(session, f"history_{version}", load.keys, load.attributes, bench.seed, base=version)
         columns = columns or [c for c in session.table(f"{SCHEMA}.history_{version}").columns if c != "id"]
-        for name in contenders:
-            load_into(session, project, name, f"history_{version}", f"2026-01-{version + 1:02d} 00:00:00", columns)
-    for name in contenders:
+        for name in load.contenders:
+            load_into(session, bench.project, name, f"history_{version}", f"2026-01-{version + 1:02d} 00:00:00", columns)
+    for name in load.contenders:
         bases[name] = delta_version(session, f"{SCHEMA}.{name}")
     return bases
 
 
-def scd2_case(session, project: Path, keys: int, attributes: int, depth: int, changed: float, deleted: float,
-              new: float, repeat: int, seed: int, contenders: tuple[str, ...]) -> list[dict]:
+def scd2_case(bench: Bench, load: Scd2Load) -> list[dict]:
     """One measured load: each contender's table is built through `depth` loads,
-    then the load with the given fractions is timed `repeat` times, contenders
-    interleaved, each table restored in between; the lower bound too. Checks
-    that all contenders hold the same history after it."""
-    bases = build_history(session, project, keys, attributes, depth, seed, contenders)
-    make_snapshot(session, "measured", keys, attributes, seed, base=depth - 1, changed=changed, deleted=deleted, new=new)
+    then the load with the given fractions is timed, contenders interleaved, each
+    table restored in between; the lower bound too. Checks that all contenders
+    hold the same history after it."""
+    session, project, contenders = bench.session, bench.project, load.contenders
+    bases = build_history(bench, load)
+    make_snapshot(session, "measured", load.keys, load.attributes, bench.seed, base=load.depth - 1,
+                  changed=load.changed, deleted=load.deleted, new=load.new)
     columns = [c for c in session.table(f"{SCHEMA}.measured").columns if c != "id"]
-    case = {"keys": keys, "depth": depth, "changed": changed, "deleted": deleted, "new": new}
+    case = {"keys": load.keys, "depth": load.depth, "changed": load.changed, "deleted": load.deleted, "new": load.new}
     racing = [
         Contender(name, f"{SCHEMA}.{name}",
                   reset=lambda name=name: restore(session, f"{SCHEMA}.{name}", bases[name]),
@@ -63,14 +96,15 @@ def scd2_case(session, project: Path, keys: int, attributes: int, depth: int, ch
         racing.append(Contender("lower_bound", output, reset=empty_output,
                                 load=lambda profile: lower_bound(session, f"{SCHEMA}.measured", opened, output, columns,
                                                                  profile)))
-    results = race(session, racing, repeat, **case)
+    results = race(session, racing, bench.repetitions(load.keys), **case)
     assert_same_history(list(contenders), lambda name: history_signature(session, name, columns), case)
     return results
 
 
-def invariant_tests_case(session, project: Path, model: str, since: str) -> list[dict]:
+def invariant_tests_case(bench: Bench, model: str, since: str) -> list[dict]:
     """The five invariant tests on `model`'s table, over the whole history and
     with `since` (only the versions written since that load), each timed."""
+    session, project = bench.session, bench.project
     results = []
     for label, selector in (("whole history", "tag:invariants_all"), (f"since {since}", "tag:invariants_since")):
         profile = Profile()
@@ -85,11 +119,12 @@ def invariant_tests_case(session, project: Path, model: str, since: str) -> list
     return results
 
 
-def small_models_case(session, project: Path, models: int, keys: int, threads: tuple[int, ...], repeat: int,
-                      seed: int) -> list[dict]:
+def small_models_case(bench: Bench, models: int, keys: int, threads: tuple[int, ...]) -> list[dict]:
     """`models` scd2_hist models of `keys` keys each in one `dbt run`, against
     one `dbt snapshot` of as many snapshots, at each thread count; and the
-    fixed cost per model (its statements and their time, from one thread's run)."""
+    fixed cost per model (its statements and their time, from one thread's run).
+    Each repetition is a whole run of every model: at most 3, as at 10^6."""
+    session, project, seed, repeat = bench.session, bench.project, bench.seed, min(3, bench.repeat)
     for index in range(models):
         make_snapshot(session, f"small_{index:02d}_0", keys, 6, seed + index)
         make_snapshot(session, f"small_{index:02d}_1", keys, 6, seed + index, changed=0.10, deleted=0.01, new=0.01)
@@ -131,15 +166,15 @@ def small_models_case(session, project: Path, models: int, keys: int, threads: t
     return results
 
 
-def backfill_case(session, project: Path, keys: int, attributes: int, days: int, late_day: int, repeat: int,
-                  seed: int) -> list[dict]:
+def backfill_case(bench: Bench, keys: int, attributes: int, days: int, late_day: int) -> list[dict]:
     """A missed day loaded late: `days` daily snapshots loaded in order but for
     `late_day`, which then comes late (scd2_hist with out_of_order='reconcile';
     its table and the load ledger restored between repetitions), against
     rebuilding the history from all the snapshots in order. Checks that both
     hold the same history, every version's interval, state and run id."""
+    session, project = bench.session, bench.project
     for day in range(days):
-        make_daily_snapshot(session, f"daily_{day}", keys, attributes, seed, day)
+        make_daily_snapshot(session, f"daily_{day}", keys, attributes, bench.seed, day)
     for name in ("backfill_hist", "rebuilt_hist", "historize_loads"):
         session.sql(f"drop table if exists {SCHEMA}.{name}")
 
@@ -170,7 +205,7 @@ def backfill_case(session, project: Path, keys: int, attributes: int, days: int,
         Contender("rebuild_from_snapshots", f"{SCHEMA}.rebuilt_hist", reset=drop_rebuilt, load=rebuild),
     ]
     case = {"keys": keys, "days": days, "late_day": late_day, "versions_before": session.table(late).count()}
-    results = race(session, racing, repeat, **case)
+    results = race(session, racing, bench.repetitions(keys), **case)
     columns = ", ".join(f"a{i}" for i in range(attributes))
     assert_same_history(["backfill_hist", "rebuilt_hist"], query_signature(session, (
         f"select id, {columns}, version_started_at, version_ended_at, version_state, load_run_id from {{table}}")), case)
@@ -183,9 +218,10 @@ def restoring(session, name: str, table: str, load) -> Contender:
     return Contender(name, table, reset=lambda: restore(session, table, base), load=load)
 
 
-def fivetran_case(session, project: Path, versions: int, events: int, repeat: int, seed: int) -> list[dict]:
+def fivetran_case(bench: Bench, versions: int, events: int) -> list[dict]:
     """A batch of events onto `versions` versions: fivetran_history against the hand-written job."""
-    generate_fivetran(session, versions // 4, 4, events, seed)
+    session, project = bench.session, bench.project
+    generate_fivetran(session, versions // 4, 4, events, bench.seed)
     session.sql(f"create or replace table {SCHEMA}.fivetran_pyspark using delta as select * from {SCHEMA}.fivetran_bench")
     # The generated table lacks the properties the model keeps (row tracking among
     # them): an empty batch sets them once, so the timed load is a daily one.
@@ -201,16 +237,17 @@ def fivetran_case(session, project: Path, versions: int, events: int, repeat: in
                                                    at, "unmod", profile)),
     ]
     facts = {"versions": versions, "events": events}
-    results = race(session, racing, repeat, **facts)
+    results = race(session, racing, bench.repetitions(versions), **facts)
     assert_same_history(["fivetran_bench", "fivetran_pyspark"], query_signature(session,
                         "select id, a0, a1, _fivetran_start, _fivetran_end, _fivetran_active from {table} "
                         "order by id, _fivetran_start"), facts)
     return results
 
 
-def type6_case(session, project: Path, keys: int, repeat: int, seed: int) -> list[dict]:
+def type6_case(bench: Bench, keys: int) -> list[dict]:
     """One load with 10% Type 2 and 10% Type 1 changes: scd_type6 against the hand-written job."""
-    generate_type6(session, keys, 0.10, 0.10, seed)
+    session, project = bench.session, bench.project
+    generate_type6(session, keys, 0.10, 0.10, bench.seed)
     first, second = "2026-01-01 00:00:00", "2026-01-02 00:00:00"
     tables = {"scd_type6": f"{SCHEMA}.type6_bench", "pyspark_type6": f"{SCHEMA}.type6_pyspark"}
     for table in tables.values():
@@ -224,7 +261,7 @@ def type6_case(session, project: Path, keys: int, repeat: int, seed: int) -> lis
                   lambda profile: pyspark_type6(session, tables["pyspark_type6"], f"{SCHEMA}.type6_2", second, profile)),
     ]
     facts = {"keys": keys, "type2_changed": 0.10, "type1_changed": 0.10}
-    results = race(session, racing, repeat, **facts)
+    results = race(session, racing, bench.repetitions(keys), **facts)
     assert_same_history(["type6_bench", "type6_pyspark"], query_signature(session,
                         "select id, version, created_on, display_name, tier, score, region, current_flag, "
                         "effective_from, effective_to, change_reason from {table} order by id, version"), facts)

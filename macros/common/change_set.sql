@@ -106,9 +106,9 @@
 {#- Fails a load whose plan (the plan query's row) goes back in time, or
     reruns a load_timestamp over other data (`conflicts` keys whose `what`
     began at that instant differ). -#}
-{% macro _assert_plan_applicable(plan, cfg, target, what) %}
+{% macro _assert_plan_applicable(plan, cfg, history, what) %}
   {%- if plan['load_is_older'] -%}
-    {%- set refusal = historize._older_load_message(cfg, target) -%}
+    {%- set refusal = historize._older_load_message(cfg, history) -%}
     {{ exceptions.raise_compiler_error(refusal[0] ~ plan['newest_instant'] ~ refusal[1]) }}
   {%- endif -%}
   {%- if plan['conflicts'] > 0 -%}

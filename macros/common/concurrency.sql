@@ -65,10 +65,10 @@
     it only removed rows from the scope, in both the change set and the
     count. A load whose change set is empty writes nothing and needs no
     guard. -#}
-{% macro _classified_with_scope_rows(target, scope, keep) %}
+{% macro _classified_with_scope_rows(history, scope, keep) %}
     scope_rows as (
         select count(*) as _historize_scope_rows
-        from {{ target }} as guarded
+        from {{ history }} as guarded
         where {{ scope }}
     )
 
@@ -99,11 +99,11 @@
     in scope of the relation `read` was taken from; `predicate` filters on it.
     (A joined aggregate: Spark resolves the row metadata column there in any
     MERGE source.) -#}
-{% macro _unchanged_since(read, cfg) %}
+{% macro _unchanged_since(read, cfg, refuse_older=true) %}
   {%- set join -%}
         cross join (
             select
-                {{ historize._unchanged_since_column(read, cfg) | indent(16) }} as _historize_unchanged
+                {{ historize._unchanged_since_column(read, cfg, refuse_older=refuse_older) | indent(16) }} as _historize_unchanged
             {%- if read.scope %}
             from {{ read.relation }} as guarded
             where {{ read.scope }}
@@ -121,11 +121,12 @@
     rows in scope are those of that version (as many, none committed after
     it), and an error naming the table otherwise. With `filtered`, the
     aggregate reads more rows than the scope (it serves other checks too) and
-    each of its aggregates keeps the rows in scope only. When a row in scope
-    began after this load's load_timestamp (cfg.guard_newest), the other run's
-    load was a later one: the error is then the refusal a rerun would get, not
-    a conflict to retry. -#}
-{% macro _unchanged_since_column(read, cfg, filtered=false) %}
+    each of its aggregates keeps the rows in scope only. With `refuse_older`,
+    when a row in scope began after this load's load_timestamp
+    (cfg.guard_newest), the other run's load was a later one: the error is then
+    the refusal a rerun would get, not a conflict to retry (a late load's rows
+    in scope may begin after it, so its guard's error is the conflict). -#}
+{% macro _unchanged_since_column(read, cfg, filtered=false, refuse_older=true) %}
   {%- set relation = read.relation -%}
   {%- if read.rows is none -%}
     {{ exceptions.raise_compiler_error("historize: a write of " ~ relation ~ " was guarded by a read without its count") }}
@@ -135,7 +136,7 @@
   {%- set qualifier = 'guarded.' if read.scope else '' -%}
   {%- set in_scope = ' filter (where ' ~ read.scope ~ ')' if filtered else '' -%}
   {%- set message = historize._string_literal(conflict) -%}
-  {%- if cfg.get('guard_newest') -%}
+  {%- if refuse_older and cfg.guard_newest -%}
     {%- set newest = 'max(' ~ cfg.guard_newest ~ ')' ~ in_scope -%}
     {%- set refusal = historize._older_load_message(cfg, relation,
           " (written by another run after version " ~ read.version ~ ", which this run read)") -%}
@@ -151,9 +152,9 @@
 
 {#- The refusal of a load older than the table's newest instant, as the text
     before and after that instant; `detail` says where that instant came from. -#}
-{% macro _older_load_message(cfg, target, detail='') %}
+{% macro _older_load_message(cfg, history, detail='') %}
   {{- return(["historize: model " ~ cfg.model_name ~ ": load_timestamp " ~ historize.load_timestamp() ~ " is older than ",
-      ", the newest time already in " ~ target ~ detail ~ "; loads must come in time order. Nothing was written"]) -}}
+      ", the newest time already in " ~ history ~ detail ~ "; loads must come in time order. Nothing was written"]) -}}
 {% endmacro %}
 
 

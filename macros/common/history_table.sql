@@ -24,14 +24,14 @@
     one table named by the model's former_names (taken over by a rename before
     anything is written), else none. With `suffix`, only a name ending in it
     may be taken over. Returns {'relation': ..., 'former': relation or none}. -#}
-{% macro _find_history_table(cfg, target, existing, suffix=none) %}
+{% macro _find_history_table(cfg, history, existing, suffix=none) %}
   {{ historize._assert_delta_table(existing, cfg.model_name) }}
   {%- if existing is not none -%}
     {{ return({'relation': existing, 'former': none}) }}
   {%- endif -%}
   {%- set found = [] -%}
   {%- for former in cfg.former_names -%}
-    {%- set relation = adapter.get_relation(database=target.database, schema=target.schema, identifier=former) -%}
+    {%- set relation = adapter.get_relation(database=history.database, schema=history.schema, identifier=former) -%}
     {%- if relation is not none -%}{%- do found.append(relation) -%}{%- endif -%}
   {%- endfor -%}
   {%- if found | length > 1 -%}
@@ -49,12 +49,12 @@
 {% endmacro %}
 
 
-{% macro _rename_table(former, target, model_name) %}
+{% macro _rename_table(former, history, model_name) %}
   {%- call statement('rename_table_' ~ former.identifier) -%}
-    alter table {{ former }} rename to {{ target }}
+    alter table {{ former }} rename to {{ history }}
   {%- endcall -%}
-  {%- do adapter.cache_renamed(former, target) -%}
-  {{ log("historize: " ~ model_name ~ ": renamed table " ~ former ~ " to " ~ target, info=true) }}
+  {%- do adapter.cache_renamed(former, history) -%}
+  {{ log("historize: " ~ model_name ~ ": renamed table " ~ former ~ " to " ~ history, info=true) }}
 {% endmacro %}
 
 
@@ -157,14 +157,13 @@
 {% endmacro %}
 
 
-{#- Brings an existing history table in line with the model: its name (a
-    former table is renamed, its version key column with it), its properties
-    (a table built before a property existed gets it here), its columns
-    (schema_sync.sql). Everything is planned first; when anything is to
-    change, `check` (a statement-like {'builder', 'args'}: the checks of the
-    select) runs before the first DDL, so that bad input leaves the table as
-    it was. Returns {'plan': the schema plan, 'checked': whether check ran}. -#}
-{% macro _sync_history_table(cfg, found, target, state, select_columns, managed, before, check) %}
+{#- What bringing an existing history table in line with the model changes:
+    its name (a former table is renamed, its version key column with it), its
+    layout, its properties (a table built before a property existed gets it
+    here), its columns (schema_sync.sql). Planned whole before any DDL, so that
+    the block checks the select first when `changes_table` and bad input leaves
+    the table as it was. -#}
+{% macro _history_table_changes(cfg, found, state, select_columns, managed) %}
   {#- The version key column is named after the table. It follows a rename
       from any former name, this run's or one a run killed after renaming the
       table made. -#}
@@ -176,23 +175,26 @@
   {%- set layout = historize._history_properties(cfg).get('historize.partitioned_by') -%}
   {%- set relayout = layout is not none and state.properties.get('historize.partitioned_by') != layout -%}
   {%- set properties = {} if relayout else historize._missing_properties(historize._history_properties(cfg), state) -%}
-  {%- set changes_table = found.former is not none or plan.changed or properties | length > 0 or relayout -%}
-  {%- if changes_table -%}
-    {{ check.builder(*check.args) }}
-  {%- endif -%}
+  {{ return({'plan': plan, 'relayout': relayout, 'properties': properties,
+             'changes_table': found.former is not none or plan.changed or properties | length > 0 or relayout}) }}
+{% endmacro %}
+
+
+{#- Applies `changes` (_history_table_changes) to the table: rename, layout,
+    properties, then columns, new ones after the column `before`. -#}
+{% macro _sync_history_table(cfg, found, history, state, changes, before) %}
   {%- if found.former is not none -%}
-    {{ historize._rename_table(found.former, target, cfg.model_name) }}
+    {{ historize._rename_table(found.former, history, cfg.model_name) }}
   {%- endif -%}
-  {%- if relayout -%}
-    {{ historize._relayout_history_table(cfg, target, state) }}
+  {%- if changes.relayout -%}
+    {{ historize._relayout_history_table(cfg, history, state) }}
   {%- endif -%}
-  {%- if properties -%}
+  {%- if changes.properties -%}
     {%- call statement('set_properties') -%}
-      alter table {{ target }} set {{ historize._properties_clause(properties) }}
+      alter table {{ history }} set {{ historize._properties_clause(changes.properties) }}
     {%- endcall -%}
   {%- endif -%}
-  {{ historize._schema_sync_apply(plan, cfg, target, before) }}
-  {{ return({'plan': plan, 'checked': changes_table}) }}
+  {{ historize._schema_sync_apply(changes.plan, cfg, history, before) }}
 {% endmacro %}
 
 
@@ -202,19 +204,19 @@
     materialization's layout, in one commit: every row kept, its Delta history kept (a REPLACE is a commit of
     the same table, so time travel still reaches the versions before it).
     Properties become the model's (historize.retired.* marks are kept). -#}
-{% macro _relayout_history_table(cfg, target, state) %}
+{% macro _relayout_history_table(cfg, history, state) %}
   {%- set properties = historize._history_properties(cfg) -%}
   {%- for name, value in state.properties.items() if name.startswith('historize.retired.') -%}
     {%- do properties.update({name: value}) -%}
   {%- endfor -%}
-  {{ log("historize: " ~ cfg.model_name ~ ": rewriting " ~ target ~ " partitioned by "
+  {{ log("historize: " ~ cfg.model_name ~ ": rewriting " ~ history ~ " partitioned by "
       ~ cfg.partition_by | join(', ') ~ " (was: " ~ state.properties.get('historize.partitioned_by', 'not partitioned by historize') ~ ")", info=true) }}
   {%- call statement('relayout') -%}
-    replace table {{ target }}
+    replace table {{ history }}
     using delta
     partitioned by ({{ historize._column_list(cfg.partition_by) }})
     {{ historize._properties_clause(properties) }}
-    as select * from {{ target }}
+    as select * from {{ history }}
   {%- endcall -%}
 {% endmacro %}
 

@@ -28,10 +28,10 @@
 
 
 {#- The ledger of `target`'s schema, created when missing. -#}
-{% macro _load_ledger(target) %}
-  {%- set ledger = api.Relation.create(database=target.database, schema=target.schema,
+{% macro _load_ledger(history) %}
+  {%- set ledger = api.Relation.create(database=history.database, schema=history.schema,
         identifier='historize_loads', type='table') -%}
-  {%- if adapter.get_relation(database=target.database, schema=target.schema, identifier='historize_loads') is none -%}
+  {%- if adapter.get_relation(database=history.database, schema=history.schema, identifier='historize_loads') is none -%}
     {{ historize._create_ledger(ledger, historize._load_ledger_columns()) }}
     {%- do adapter.cache_added(ledger) -%}
   {%- endif -%}
@@ -56,13 +56,13 @@
 
 {#- Appends this load's row: `outcome` 'written' or 'nothing to write', the
     counts by action. -#}
-{% macro _record_load(ledger, cfg, target, outcome, counts) %}
+{% macro _record_load(ledger, cfg, history, outcome, counts) %}
   {%- call statement('record_load') -%}
     insert into {{ ledger }} (
         {{ historize._load_ledger_columns() | map('first') | join(', ') }}
     )
     values (
-        {{ historize._string_literal(target.identifier | lower) }},
+        {{ historize._string_literal(history.identifier | lower) }},
         {{ historize._string_literal(cfg.model_name) }},
         {{ historize.load_timestamp_sql() }},
         {{ historize.load_run_id_sql() }},
@@ -88,9 +88,9 @@
       known_run_id  its load_run_id
       next          the first load after this one
       next_run_id   its load_run_id (the ledger's, else the table's) -#}
-{% macro _load_timeline(cfg, target, ledger) %}
+{% macro _load_timeline(cfg, history, ledger) %}
   {%- set at = historize.load_timestamp_sql() -%}
-  {%- set names = [target.identifier | lower] + cfg.former_names -%}
+  {%- set names = [history.identifier | lower] + cfg.former_names -%}
   {%- set name_list = [] -%}
   {%- for name in names -%}{%- do name_list.append(historize._string_literal(name)) -%}{%- endfor -%}
   {%- set valid_from, valid_to, run_id = historize._quote(cfg.valid_from), historize._quote(cfg.valid_to),
@@ -115,7 +115,7 @@
             case when hist.{{ valid_to }} is null then hist.{{ run_id }} end as load_run_id,
             1 as source_rank,
             cast(null as timestamp) as recorded_at
-        from {{ target }} as hist
+        from {{ history }} as hist
         where hist.{{ valid_from }} >= {{ at }}
         union all
         select
@@ -123,7 +123,7 @@
             hist.{{ run_id }} as load_run_id,
             1 as source_rank,
             cast(null as timestamp) as recorded_at
-        from {{ target }} as hist
+        from {{ history }} as hist
         where hist.{{ valid_to }} >= {{ at }}
     ),
 

@@ -65,9 +65,9 @@
     that `guard.predicate` names) raises while its row is computed, before any
     check is evaluated, so a run overtaken by another gets the guard's error
     whatever else the table now shows. -#}
-{% macro _plan_checks_sql(cfg, target, source, newest_sql, conflicts_sql, what, guard) %}
+{% macro _plan_checks_sql(cfg, history, staged, newest_sql, conflicts_sql, what, guard) %}
   {%- set key_messages = historize._invalid_key_messages(cfg.unique_key, cfg.model_name) -%}
-  {%- set older = historize._older_load_message(cfg, target) -%}
+  {%- set older = historize._older_load_message(cfg, history) -%}
   {%- set rerun = historize._rerun_conflict_message(cfg, what) -%}
   {%- set text = historize._string_literal -%}
   {%- set newest = historize._newest_name() -%}
@@ -90,7 +90,7 @@
             else {{ guard.predicate }}
         end as _historize_checked
     from (
-        {{ historize._invalid_keys_sql(cfg.unique_key, source) | trim }}
+        {{ historize._invalid_keys_sql(cfg.unique_key, staged) | trim }}
     ) as invalid_keys
     cross join (
         {{ newest_sql | trim | indent(4) }}
@@ -110,7 +110,7 @@
     duplicated keys (`duplicated_keys`), each {order, key columns, example}
     so that sorting puts the most repeated first, then by key, as
     _assert_unique_key does. -#}
-{% macro _invalid_keys_sql(keys, source) %}
+{% macro _invalid_keys_sql(keys, staged) %}
   {%- set key_names = [] -%}
   {%- for name in keys -%}{%- do key_names.append(historize._quote('_historize_key_' ~ loop.index0)) -%}{%- endfor -%}
   {%- set any_null = key_names | join(' is null or ') ~ ' is null' -%}
@@ -129,28 +129,18 @@
                 {{ historize._qualified(name, 'src') }} as {{ key_names[loop.index0] }},
                 {%- endfor %}
                 count(*) as _historize_occurrences
-            from {{ source }} as src
+            from {{ staged }} as src
             group by {{ historize._column_list(keys, 'src') }}
         ) as occurrences
 {% endmacro %}
 
 
-{#- Runs a load's one MERGE (`merge_sql`) as dbt's 'main' statement, from
-    every task on a partitioned table (_set_write_per_task). Returns Delta's
-    result of it, {'affected', 'updated', 'deleted', 'inserted'} rows, and,
-    when it wrote and `with_metrics`, its commit's operation metrics
-    (`metrics`, _merge_commit_metrics). -#}
-{% macro _run_checked_merge(cfg, merge_sql, read, with_metrics=true) %}
-  {%- if cfg.partition_by -%}
-    {{ historize._set_write_per_task(true) }}
-  {%- endif -%}
-  {%- call statement('main', fetch_result=true) -%}
-    {{ merge_sql }}
-  {%- endcall -%}
-  {%- if cfg.partition_by -%}
-    {{ historize._set_write_per_task(false) }}
-  {%- endif -%}
-  {%- set row = load_result('main').table.rows[0] -%}
+{#- What a load's one MERGE did, from its statement's `result` (dbt's
+    load_result): Delta's counts of rows {'affected', 'updated', 'deleted',
+    'inserted'}, and, when it wrote and `with_metrics`, its commit's operation
+    metrics (`metrics`, _merge_commit_metrics) after the version `read`. -#}
+{% macro _merge_result(result, read, with_metrics=true) %}
+  {%- set row = result.table.rows[0] -%}
   {%- set merged = {'affected': row['num_affected_rows'] | int, 'updated': row['num_updated_rows'] | int,
                     'deleted': row['num_deleted_rows'] | int, 'inserted': row['num_inserted_rows'] | int,
                     'metrics': none} -%}

@@ -60,7 +60,7 @@
     `managed_renames` (old, new) pairs of them (a surrogate key named after a
     renamed table). Raises, naming the columns, on an ambiguous rename or a type
     change that is not a widening. -#}
-{% macro _schema_sync_plan(cfg, target, state, select_columns, managed, managed_renames=[]) %}
+{% macro _schema_sync_plan(cfg, history, state, select_columns, managed, managed_renames=[]) %}
   {%- set table_types = {} -%}
   {%- set table_order = [] -%}
   {%- for column in state.columns -%}
@@ -117,7 +117,7 @@
   {%- endfor -%}
 
   {%- if plan.errors -%}
-    {{ exceptions.raise_compiler_error("historize: model " ~ cfg.model_name ~ ": cannot bring " ~ target
+    {{ exceptions.raise_compiler_error("historize: model " ~ cfg.model_name ~ ": cannot bring " ~ history
         ~ " in line with the select: " ~ plan.errors | join('; ') ~ ". Nothing was written") }}
   {%- endif -%}
   {%- do plan.update({'changed': (plan.renamed or plan.added or plan.retired or plan.reactivated or plan.widened) | length > 0,
@@ -133,7 +133,7 @@
 {#- Applies a plan: each change is one DDL statement, each safe to rerun (a
     rerun plans only what is still missing). New columns go before the
     managed column `before`, after the business columns. -#}
-{% macro _schema_sync_apply(plan, cfg, target, before) %}
+{% macro _schema_sync_apply(plan, cfg, history, before) %}
   {%- set at = historize.load_timestamp() -%}
   {%- set previous = plan.table_order[plan.table_order.index(before) - 1] -%}
   {%- set renamed_to = {} -%}
@@ -147,40 +147,40 @@
   {%- if plan.rehash and not plan.rehash_marked -%}{%- do first.update({historize._rehash_mark(): at}) -%}{%- endif -%}
   {%- if first -%}
     {%- call statement('schema_change_properties') -%}
-      alter table {{ target }} set {{ historize._properties_clause(first) }}
+      alter table {{ history }} set {{ historize._properties_clause(first) }}
     {%- endcall -%}
   {%- endif -%}
   {%- for old, new in plan.renamed -%}
     {%- call statement('rename_' ~ old) -%}
-      alter table {{ target }} rename column {{ historize._quote(old) }} to {{ historize._quote(new) }}
+      alter table {{ history }} rename column {{ historize._quote(old) }} to {{ historize._quote(new) }}
     {%- endcall -%}
   {%- endfor -%}
   {%- for name, old_type, new_type in plan.widened -%}
     {%- call statement('widen_' ~ name) -%}
-      alter table {{ target }} alter column {{ historize._quote(name) }} type {{ new_type }}
+      alter table {{ history }} alter column {{ historize._quote(name) }} type {{ new_type }}
     {%- endcall -%}
   {%- endfor -%}
   {%- for name, type in plan.added -%}
     {%- call statement('add_' ~ name) -%}
-      alter table {{ target }} add columns ({{ historize._quote(name) }} {{ type }} after {{ historize._quote(anchors[loop.index0]) }})
+      alter table {{ history }} add columns ({{ historize._quote(name) }} {{ type }} after {{ historize._quote(anchors[loop.index0]) }})
     {%- endcall -%}
   {%- endfor -%}
   {%- for name in plan.retired -%}
     {%- call statement('retire_' ~ name) -%}
-      alter table {{ target }} alter column {{ historize._quote(name) }}
+      alter table {{ history }} alter column {{ historize._quote(name) }}
         comment {{ historize._string_literal('retired at ' ~ at ~ ': no longer in the select of ' ~ cfg.model_name ~ '; NULL in versions loaded since') }}
     {%- endcall -%}
     {%- call statement('retire_property_' ~ name) -%}
-      alter table {{ target }} set tblproperties ({{ historize._string_literal('historize.retired.' ~ name) }} = '{{ at }}')
+      alter table {{ history }} set tblproperties ({{ historize._string_literal('historize.retired.' ~ name) }} = '{{ at }}')
     {%- endcall -%}
   {%- endfor -%}
   {%- for name in plan.reactivated -%}
     {%- call statement('reactivate_' ~ name) -%}
-      alter table {{ target }} alter column {{ historize._quote(name) }}
+      alter table {{ history }} alter column {{ historize._quote(name) }}
         comment {{ historize._string_literal((model.columns.get(name) or {}).get('description') or '') }}
     {%- endcall -%}
     {%- call statement('reactivate_property_' ~ name) -%}
-      alter table {{ target }} unset tblproperties if exists ({{ historize._string_literal('historize.retired.' ~ name) }})
+      alter table {{ history }} unset tblproperties if exists ({{ historize._string_literal('historize.retired.' ~ name) }})
     {%- endcall -%}
   {%- endfor -%}
   {%- if plan.changed -%}
@@ -204,7 +204,7 @@
     recomputes the current versions' stored hashes (none: the select gives its
     own), then the table's mark that they were due is cleared. A run killed
     before this leaves the mark, and its rerun rehashes. -#}
-{% macro _rehash_after_schema_change(plan, target, update_sql=none) %}
+{% macro _rehash_after_schema_change(plan, history, update_sql=none) %}
   {%- if plan.rehash -%}
     {%- if update_sql -%}
       {%- call statement('rehash') -%}
@@ -212,7 +212,7 @@
       {%- endcall -%}
     {%- endif -%}
     {%- call statement('rehash_done') -%}
-      alter table {{ target }} unset tblproperties if exists ({{ historize._string_literal(historize._rehash_mark()) }})
+      alter table {{ history }} unset tblproperties if exists ({{ historize._string_literal(historize._rehash_mark()) }})
     {%- endcall -%}
   {%- endif -%}
 {% endmacro %}

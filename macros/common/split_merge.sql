@@ -38,8 +38,8 @@
 {#- The head of a split MERGE into `target` (alias `hist`) from `changes`
     (alias `chg`), up to its key condition; the caller adds any further
     condition and the when-clauses. -#}
-{% macro _split_merge_into(target, changes, keys, roles_sql, guard) %}
-    merge into {{ target }} as hist
+{% macro _split_merge_into(history, changes, keys, roles_sql, guard) %}
+    merge into {{ history }} as hist
     using (
         {{ historize._split_merge_source(changes, keys | length, roles_sql, guard) }}
     ) as chg
@@ -51,8 +51,8 @@
     `changes` as it is (alias `chg`), guarded (the guard may define `changes`
     itself: its `with`); the caller adds the key condition and the
     when-clauses. -#}
-{% macro _guarded_merge_into(target, changes, guard) %}
-    merge into {{ target }} as hist
+{% macro _guarded_merge_into(history, changes, guard) %}
+    merge into {{ history }} as hist
     using (
         {%- if guard.get('with') %}
         {{ guard['with'] | trim }}

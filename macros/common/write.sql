@@ -1,47 +1,20 @@
-{#- The end of a load: write or not, and say what was done. -#}
-
-{#- Runs a load's statements in order, or none when the plan has nothing to
-    write (no commit). Each statement is {'name', 'builder', 'args'}: its
-    builder macro is called with `args` and `guard`, the predicate of the
-    version the run read (`_unchanged_since`). After each write the version is
-    read again, so the next statement guards against writers that came in
-    between. The last statement is dbt's 'main'. -#}
-{% macro _write_or_noop(cfg, writes, statements, read) %}
-  {%- if writes == 0 -%}
-    {#- dbt requires a 'main' result; _report_load replaces it -#}
-    {%- call noop_statement('main', 'nothing to write', 'nothing to write', 0) -%}{%- endcall -%}
-  {%- else -%}
-    {%- set current = {'read': read} -%}
-    {%- if cfg.partition_by -%}
-      {{ historize._set_write_per_task(true) }}
-    {%- endif -%}
-    {%- for step in statements -%}
-      {%- call statement('main' if loop.last else step.name) -%}
-        {{ step.builder(*step.args, guard=historize._unchanged_since(current.read, cfg)) }}
-      {%- endcall -%}
-      {%- if not loop.last -%}
-        {%- do current.update({'read': historize._read_version(read.relation, read.scope)}) -%}
-      {%- endif -%}
-    {%- endfor -%}
-    {%- if cfg.partition_by -%}
-      {{ historize._set_write_per_task(false) }}
-    {%- endif -%}
-  {%- endif -%}
-{% endmacro %}
-
+{#- A load's writes: Delta's write from every task, and what the load did. -#}
 
 {#- On a partitioned table Delta's MERGE by default shuffles its output by the
     partition columns before writing, so one task writes all the open versions
-    (one partition). A load writes from every task instead, for its MERGE
-    only: the session's own setting is restored after it. -#}
-{% macro _set_write_per_task(enabled) %}
-  {%- call statement('write_per_task' if enabled else 'write_as_configured') -%}
-    {%- if enabled %}
-    set spark.databricks.delta.merge.repartitionBeforeWrite.enabled = false
-    {%- else %}
-    reset spark.databricks.delta.merge.repartitionBeforeWrite.enabled
-    {%- endif %}
-  {%- endcall -%}
+    (one partition). A load of a partitioned table (cfg.partition_by) writes
+    from every task instead, for its writes only: `enabled` false restores the
+    session's own setting after them. -#}
+{% macro _write_per_task(cfg, enabled) %}
+  {%- if cfg.partition_by -%}
+    {%- call statement('write_per_task' if enabled else 'write_as_configured') -%}
+      {%- if enabled %}
+      set spark.databricks.delta.merge.repartitionBeforeWrite.enabled = false
+      {%- else %}
+      reset spark.databricks.delta.merge.repartitionBeforeWrite.enabled
+      {%- endif %}
+    {%- endcall -%}
+  {%- endif -%}
 {% endmacro %}
 
 

@@ -52,23 +52,23 @@
 {#- Caches the batch (the checks and the change set's first step read it)
     and checks it: the key and the event time unique and not NULL, and every
     operation one of upsert, update or delete. -#}
-{% macro _fivetran_history_check_batch(cfg, source) %}
-  {%- call statement('cache_batch') -%}cache table {{ source }}{%- endcall -%}
-  {{ historize._assert_unique_key(source, cfg.unique_key + [cfg.valid_from], cfg.model_name,
+{% macro _fivetran_history_check_batch(cfg, staged) %}
+  {%- call statement('cache_batch') -%}cache table {{ staged }}{%- endcall -%}
+  {{ historize._assert_unique_key(staged, cfg.unique_key + [cfg.valid_from], cfg.model_name,
         label='the key and ' ~ cfg.valid_from) }}
-  {{ historize._fivetran_history_assert_operations(cfg, source) }}
+  {{ historize._fivetran_history_assert_operations(cfg, staged) }}
 {% endmacro %}
 
 
 {#- Fails on an operation other than upsert, update or delete, naming them:
     the most frequent first, ties by name (NULL last), the same every run. -#}
-{% macro _fivetran_history_assert_operations(cfg, source) %}
+{% macro _fivetran_history_assert_operations(cfg, staged) %}
   {%- set op = historize._quote(cfg.op_column) -%}
   {%- set query -%}
     select
         cast({{ op }} as string) as op,
         count(*) as n
-    from {{ source }}
+    from {{ staged }}
     where {{ op }} is null or lower({{ op }}) not in ('{{ cfg.operations | join("', '") }}')
     group by {{ op }}
     order by n desc, op asc nulls last

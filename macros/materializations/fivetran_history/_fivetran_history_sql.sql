@@ -14,10 +14,10 @@
     once (Spark computes a CTE again at each read): the base version travels
     with the events, and both sides of the comparison meet in one group by
     key and start. -#}
-{% macro _fivetran_history_changes_sql(cfg, target, source, columns) %}
+{% macro _fivetran_history_changes_sql(cfg, history, staged, columns) %}
   {%- set keys, data_columns, q = cfg.unique_key, columns.data, historize._quote -%}
     with
-    {{ historize._fivetran_history_batch_ctes(cfg, target, source, columns) }},
+    {{ historize._fivetran_history_batch_ctes(cfg, history, staged, columns) }},
 
     {{ historize._fivetran_history_walk_ctes(cfg, columns) }},
 
@@ -53,7 +53,7 @@
     earliest upsert or update (`_historize_before_batch`: the batch leaves
     those as they are, but for the latest, which it may close) and ranked
     among its kind; and `base`, that latest version before the batch. -#}
-{% macro _fivetran_history_batch_ctes(cfg, target, source, columns) %}
+{% macro _fivetran_history_batch_ctes(cfg, history, staged, columns) %}
   {%- set keys, data_columns, q = cfg.unique_key, columns.data, historize._quote -%}
     batch as (
         select
@@ -66,7 +66,7 @@
             cast({{ q(cfg.valid_from) }} as timestamp) as _historize_event_at,
             lower({{ q(cfg.op_column) }}) as _historize_op,
             {% if columns.has_synced %}cast({{ q(cfg.synced) }} as timestamp){% else %}{{ historize.load_timestamp_sql() }}{% endif %} as _historize_synced
-        from {{ source }}
+        from {{ staged }}
     ),
 
     earliest as (
@@ -88,7 +88,7 @@
             hist.*,
             earliest._historize_earliest,
             earliest._historize_earliest is null or hist.{{ q(cfg.valid_from) }} < earliest._historize_earliest as _historize_before_batch
-        from {{ target }} as hist
+        from {{ history }} as hist
         left semi join batch_keys on {{ historize._key_join(keys, 'hist', 'batch_keys') }}
         left join earliest on {{ historize._key_join(keys, 'hist', 'earliest') }}
     ),
@@ -280,20 +280,20 @@
     Delta's result of it gives the counts by action: each new version is a
     row inserted, each changed one a row updated, each replaced one a row
     deleted. -#}
-{% macro _fivetran_history_checked_merge_sql(cfg, target, source, columns, read) %}
-  {%- set guard = historize._guard_with_changes(historize._fivetran_history_changes_sql(cfg, target, source, columns),
+{% macro _fivetran_history_checked_merge_sql(cfg, history, staged, columns, read) %}
+  {%- set guard = historize._guard_with_changes(historize._fivetran_history_changes_sql(cfg, history, staged, columns),
         historize._unchanged_since(read, cfg)) -%}
-  {{ return(historize._fivetran_history_merge_sql(cfg, target, historize._checked_changes_name(), columns, guard)) }}
+  {{ return(historize._fivetran_history_merge_sql(cfg, history, historize._checked_changes_name(), columns, guard)) }}
 {% endmacro %}
 
 
 {#- One MERGE writes the difference: delete the replaced versions, update the
     changed ones, insert the new. -#}
-{% macro _fivetran_history_merge_sql(cfg, target, changes, columns, guard=historize._no_guard()) %}
+{% macro _fivetran_history_merge_sql(cfg, history, changes, columns, guard=historize._no_guard()) %}
   {%- set keys = cfg.unique_key -%}
   {%- set data_columns = columns.data -%}
   {%- set written = data_columns + [cfg.valid_to, cfg.current_flag, cfg.synced] -%}
-    {{ historize._guarded_merge_into(target, changes, guard) }}
+    {{ historize._guarded_merge_into(history, changes, guard) }}
     on {{ historize._key_join(keys, 'hist', 'chg') }}
         and hist.{{ historize._quote(cfg.valid_from) }} = chg.{{ historize._quote(cfg.valid_from) }}
     when matched and chg._historize_action = 'deleted' then delete

@@ -14,34 +14,38 @@
 
   {%- set select_columns = historize._stage_select(source_view, sql) -%}
   {%- set columns = historize._fivetran_history_columns(cfg, select_columns) -%}
-  {%- set batch_check = {'builder': historize._fivetran_history_check_batch, 'args': [cfg, source_view]} -%}
-
-  {#- The batch is checked before a table is created or changed, else after
-      the version is read (below). -#}
-  {%- set checked = found.relation is none -%}
-  {%- if found.relation is none -%}
-    {{ batch_check.builder(*batch_check.args) }}
-    {{ historize._create_history_table(target_relation, historize._history_properties(cfg),
-        columns=historize._fivetran_history_table_types(cfg, columns)) }}
-  {%- else -%}
+  {%- if found.relation is not none -%}
     {#- No hash to bring in line: versions come from the events. -#}
     {%- set typed = [] -%}
     {%- for name in cfg.unique_key + columns.data -%}{%- do typed.append({'name': name, 'data_type': columns.types[name]}) -%}{%- endfor -%}
     {%- set state = historize._read_table_state(found.relation) -%}
-    {%- set synced = historize._sync_history_table(cfg, found, target_relation, state, typed, cfg.technical_columns,
-          cfg.valid_from, batch_check) -%}
-    {%- set checked = synced.checked -%}
+    {%- set changes = historize._history_table_changes(cfg, found, state, typed, cfg.technical_columns) -%}
+  {%- endif -%}
+  {#- The batch is checked before a table is created or changed, else after
+      the version is read (below). -#}
+  {%- set checked_first = found.relation is none or changes.changes_table -%}
+  {%- if checked_first -%}
+    {{ historize._fivetran_history_check_batch(cfg, source_view) }}
+  {%- endif -%}
+  {%- if found.relation is none -%}
+    {{ historize._create_history_table(target_relation, historize._history_properties(cfg),
+        columns=historize._fivetran_history_table_types(cfg, columns)) }}
+  {%- else -%}
+    {{ historize._sync_history_table(cfg, found, target_relation, state, changes, cfg.valid_from) }}
   {%- endif -%}
 
   {#- The write fails if another run writes the table after this read. -#}
   {%- set read = historize._read_version(target_relation, cfg.guard_scope) -%}
-  {%- if not checked -%}
-    {{ batch_check.builder(*batch_check.args) }}
+  {%- if not checked_first -%}
+    {{ historize._fivetran_history_check_batch(cfg, source_view) }}
   {%- endif -%}
   {#- The load is its MERGE alone: it computes the change set and writes it. -#}
-  {%- set merged = historize._run_checked_merge(cfg,
-        historize._fivetran_history_checked_merge_sql(cfg, target_relation, source_view, columns, read), read,
-        with_metrics=false) -%}
+  {{ historize._write_per_task(cfg, true) }}
+  {%- call statement('main', fetch_result=true) -%}
+    {{ historize._fivetran_history_checked_merge_sql(cfg, target_relation, source_view, columns, read) }}
+  {%- endcall -%}
+  {{ historize._write_per_task(cfg, false) }}
+  {%- set merged = historize._merge_result(load_result('main'), read, with_metrics=false) -%}
   {%- set plan = {'new': merged.inserted, 'changed': merged.updated, 'deleted': merged.deleted} -%}
   {{ historize._report_load(cfg, plan, merged.affected, "versions") }}
 

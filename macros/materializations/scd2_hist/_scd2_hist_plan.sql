@@ -2,35 +2,25 @@
     With strategy 'merge' a load is its MERGE alone (plan_checks.sql);
     strategy 'ordered' runs the plan query first, for its steps' counts. -#}
 
-{#- A load with strategy 'merge': one MERGE computes the change set, checks
-    the load and writes it, guarded by the version `read`. Returns the counts
-    of what it wrote, as _scd2_hist_plan does. -#}
-{% macro _scd2_hist_merge_load(cfg, target, source, business_columns, read) %}
-  {%- set merged = historize._run_checked_merge(cfg, historize._scd2_hist_checked_merge_sql(cfg, target, source,
-        business_columns, read, rerun=read.rerun_rows != 0), read) -%}
-  {{ return(historize._scd2_hist_counts(historize._scd2_hist_merged_counts(merged), read.rows)) }}
-{% endmacro %}
-
-
 {#- That MERGE: the change set of the select `source` computed, checked and
     written in one statement, guarded by the version `read` (none: no guard,
     to render it on its own), whose guard is one more aggregate of the scan
     that finds the newest instant, not a read of its own. With `rerun` (open
     versions began at this load_timestamp), it checks that they still hold
     the select's data. -#}
-{% macro _scd2_hist_checked_merge_sql(cfg, target, source, business_columns, read=none, rerun=true) %}
+{% macro _scd2_hist_checked_merge_sql(cfg, history, staged, business_columns, read=none, rerun=true) %}
   {%- set guard = {'join': '', 'predicate': historize._newest_name() ~ '._historize_unchanged'} if read else historize._no_guard() -%}
   {%- set checked = historize._guard_with_checks(
-        historize._scd2_hist_changes_sql(cfg, target, source, business_columns, scope_rows=false),
-        historize._plan_checks_sql(cfg, target, source, historize._scd2_hist_newest_sql(cfg, target, read),
-            historize._scd2_hist_rerun_conflicts_sql(cfg, target, source) if rerun else none, 'version', guard)) -%}
-  {{ return(historize._scd2_hist_merge_sql(cfg, target, historize._checked_changes_name(), business_columns, guard=checked)) }}
+        historize._scd2_hist_changes_sql(cfg, history, staged, business_columns, scope_rows=false),
+        historize._plan_checks_sql(cfg, history, staged, historize._scd2_hist_newest_sql(cfg, history, read),
+            historize._scd2_hist_rerun_conflicts_sql(cfg, history, staged) if rerun else none, 'version', guard)) -%}
+  {{ return(historize._scd2_hist_merge_sql(cfg, history, historize._checked_changes_name(), business_columns, guard=checked)) }}
 {% endmacro %}
 
 
 {#- One row of _rerun_conflict_columns: the open versions that began at this
     load_timestamp whose key the select now changes or leaves out. -#}
-{% macro _scd2_hist_rerun_conflicts_sql(cfg, target, source) %}
+{% macro _scd2_hist_rerun_conflicts_sql(cfg, history, staged) %}
   {%- set keys = cfg.unique_key -%}
         select
             {{ historize._rerun_conflict_columns(keys | length, '_historize_open_started_at') }}
@@ -45,12 +35,12 @@
                     when {{ historize._qualified(cfg.hash_column, 'src') }} <=> {{ historize._qualified(cfg.hash_column, 'started') }} then 'unchanged'
                     else 'changed'
                 end as _historize_action
-            from {{ target }} as started
+            from {{ history }} as started
             left join (
                 select
                     {{ historize._select_list(keys + [cfg.hash_column], 'src_row') }},
                     true as _historize_in_source
-                from {{ source }} as src_row
+                from {{ staged }} as src_row
             ) as src
                 on {{ historize._key_join(keys, 'started', 'src') }}
             where {{ historize._qualified(cfg.valid_to, 'started') }} is null
@@ -96,7 +86,7 @@
     that ended after load_timestamp (none, for a load in time order), not the
     history. Given the guard's `read`, the same row carries the guard
     (`_historize_unchanged`) over the open versions it reads anyway. -#}
-{% macro _scd2_hist_newest_sql(cfg, target, read=none) %}
+{% macro _scd2_hist_newest_sql(cfg, history, read=none) %}
   {%- set valid_to = 'guarded.' ~ historize._quote(cfg.valid_to) -%}
     select
         greatest(max({{ cfg.guard_newest }}) filter (where {{ cfg.guard_scope }}),
@@ -104,7 +94,7 @@
         {%- if read %},
         {{ historize._unchanged_since_column(read, cfg, filtered=true) | indent(8) }} as _historize_unchanged
         {%- endif %}
-    from {{ target }} as guarded
+    from {{ history }} as guarded
     where {{ cfg.guard_scope }} or {{ valid_to }} > {{ historize.load_timestamp_sql() }}
 {% endmacro %}
 
@@ -113,7 +103,7 @@
     an open version to close), the rerun conflicts, the open versions the
     change set read (the guard's count), and the newest instant already in
     the table. -#}
-{% macro _scd2_hist_plan_sql(cfg, target, changes) %}
+{% macro _scd2_hist_plan_sql(cfg, history, changes) %}
   {%- set counted -%}
         select
             {{ historize._action_count_columns(['invalid', 'new', 'changed', 'deleted']) }},
@@ -122,29 +112,27 @@
             {{ historize._scope_rows_column() }}
         from {{ changes }}
   {%- endset -%}
-  {{ historize._plan_with_newest_instant(counted, historize._scd2_hist_newest_sql(cfg, target)) }}
+  {{ historize._plan_with_newest_instant(counted, historize._scd2_hist_newest_sql(cfg, history)) }}
 {% endmacro %}
 
 
 {#- Runs the plan query and checks it; fails on NULL or duplicate keys (found
     by the change set's own pass). Returns the counts by action. -#}
-{% macro _scd2_hist_plan(cfg, target, changes) %}
-  {%- set row = run_query(historize._scd2_hist_plan_sql(cfg, target, changes)).rows[0] -%}
+{% macro _scd2_hist_plan(cfg, history, changes) %}
+  {%- set row = run_query(historize._scd2_hist_plan_sql(cfg, history, changes)).rows[0] -%}
   {{ historize._assert_valid_keys(row, changes, cfg) }}
-  {{ historize._assert_plan_applicable(row, cfg, target, 'version') }}
+  {{ historize._assert_plan_applicable(row, cfg, history, 'version') }}
   {{ return(historize._scd2_hist_counts(row, row['scope_rows'])) }}
 {% endmacro %}
 
 
-{#- The statements of a load with strategy 'ordered': the four steps, those
-    with rows to write. -#}
-{% macro _scd2_hist_statements(cfg, plan, target, changes, business_columns) %}
-  {%- set counts = {'close_changed': plan.changed_open, 'close_deleted': plan.deleted,
-                    'insert_changed': plan.changed, 'insert_new': plan.new} -%}
-  {%- set statements = [] -%}
-  {%- for step in ['close_changed', 'close_deleted', 'insert_changed', 'insert_new'] if counts[step] > 0 -%}
-    {%- do statements.append({'name': step, 'builder': historize._scd2_hist_step_sql,
-                              'args': [step, cfg, target, changes, business_columns]}) -%}
+{#- The steps of a load with strategy 'ordered' that have rows to write, in
+    their order (_scd2_hist_step_sql builds each). -#}
+{% macro _scd2_hist_steps(plan) %}
+  {%- set steps = [] -%}
+  {%- for step, rows in [('close_changed', plan.changed_open), ('close_deleted', plan.deleted),
+                         ('insert_changed', plan.changed), ('insert_new', plan.new)] if rows > 0 -%}
+    {%- do steps.append(step) -%}
   {%- endfor -%}
-  {{ return(statements) }}
+  {{ return(steps) }}
 {% endmacro %}

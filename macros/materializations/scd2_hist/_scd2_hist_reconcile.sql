@@ -24,7 +24,7 @@
     the table's columns, with `_historize_merge_key` (the version key of the
     row it replaces; NULL for a new row) and the key's `_historize_action`
     (new, changed, deleted: what the late snapshot did to X). -#}
-{% macro _scd2_hist_reconcile_changes_sql(cfg, target, source, business_columns, timeline) %}
+{% macro _scd2_hist_reconcile_changes_sql(cfg, history, staged, business_columns, timeline) %}
   {%- set keys = cfg.unique_key -%}
   {%- set next_at = historize._timestamp_sql(timeline.next) -%}
   {%- set at_next_key = [] -%}
@@ -33,11 +33,11 @@
         ~ historize._qualified(name, 'at_next')) -%}
   {%- endfor -%}
     with versions_at_load as (
-        {{ historize._scd2_hist_versions_at(cfg, target, historize.load_timestamp_sql()) }}
+        {{ historize._scd2_hist_versions_at(cfg, history, historize.load_timestamp_sql()) }}
     ),
 
     versions_at_next as (
-        {{ historize._scd2_hist_versions_at(cfg, target, next_at) }}
+        {{ historize._scd2_hist_versions_at(cfg, history, next_at) }}
     ),
 
     compared as (
@@ -48,7 +48,7 @@
             {{ historize._qualified(cfg.version_key, 'at_next') }} as _historize_next_version,
             {{ historize._scd2_hist_same('late', 'at_load', cfg) }} as _historize_same_at_load,
             {{ historize._scd2_hist_same('late', 'at_next', cfg) }} as _historize_same_at_next
-        from {{ source }} as late
+        from {{ staged }} as late
         full outer join versions_at_load as at_load
             on {{ historize._key_join(keys, 'late', 'at_load') }}
         full outer join versions_at_next as at_next
@@ -68,14 +68,14 @@
         where not compared._historize_same_at_load
     ),
 
-    {{ historize._scd2_hist_reconcile_rows_sql(cfg, source, business_columns, timeline) }}
+    {{ historize._scd2_hist_reconcile_rows_sql(cfg, staged, business_columns, timeline) }}
 {% endmacro %}
 
 
 {#- The versions valid at instant `at` (a SQL timestamp). -#}
-{% macro _scd2_hist_versions_at(cfg, target, at) %}
+{% macro _scd2_hist_versions_at(cfg, history, at) %}
         select hist.*
-        from {{ target }} as hist
+        from {{ history }} as hist
         where hist.{{ historize._quote(cfg.valid_from) }} <= {{ at }}
             and (hist.{{ historize._quote(cfg.valid_to) }} is null or hist.{{ historize._quote(cfg.valid_to) }} > {{ at }})
 {% endmacro %}
@@ -102,7 +102,7 @@
 
 {#- The rows written: X closed at `at`; Y moved to `at` or restated; Z's
     version; X's part after `next` when X spans both. -#}
-{% macro _scd2_hist_reconcile_rows_sql(cfg, source, business_columns, timeline) %}
+{% macro _scd2_hist_reconcile_rows_sql(cfg, staged, business_columns, timeline) %}
   {%- set at = historize.load_timestamp_sql() -%}
   {%- set next_at = historize._timestamp_sql(timeline.next) -%}
   {%- set next_run = historize._string_literal(timeline.next_run_id or historize.load_run_id()) -%}
@@ -159,7 +159,7 @@
         union all
         {{ historize._scd2_hist_reconcile_row(cfg, business_columns, 'late', written.late_version) }}
         from classified as chg
-        inner join {{ source }} as late
+        inner join {{ staged }} as late
             on {{ historize._key_join(cfg.unique_key, 'late', 'chg', historize._scd2_hist_change_keys(cfg)) }}
         where not chg._historize_same_at_next
         union all
@@ -247,12 +247,12 @@
 
 {#- A late load at an instant already loaded: the same snapshot changes
     nothing; another is refused, naming both loads. -#}
-{% macro _scd2_hist_assert_same_load(cfg, target, plan, timeline) %}
+{% macro _scd2_hist_assert_same_load(cfg, history, plan, timeline) %}
   {%- set keys = plan.new + plan.changed + plan.deleted -%}
   {%- if keys > 0 -%}
     {{ exceptions.raise_compiler_error(
         "historize: model " ~ cfg.model_name ~ ": load_timestamp " ~ historize.load_timestamp() ~ " (load_run_id "
-        ~ historize.load_run_id() ~ ") was already loaded into " ~ target ~ " by load_run_id "
+        ~ historize.load_run_id() ~ ") was already loaded into " ~ history ~ " by load_run_id "
         ~ (timeline.known_run_id or 'unknown') ~ ", with other data: " ~ keys ~ " key(s) differ, e.g. " ~ plan.examples
         ~ "; a load already applied is not restated. Nothing was written") }}
   {%- endif -%}
@@ -262,13 +262,13 @@
 {#- One MERGE, one commit: each row replaces the version it names, or is
     inserted. `guard` covers the versions a late load can touch: open, or
     ended after it. -#}
-{% macro _scd2_hist_reconcile_merge_sql(cfg, target, changes, business_columns, guard=historize._no_guard()) %}
+{% macro _scd2_hist_reconcile_merge_sql(cfg, history, changes, business_columns, guard=historize._no_guard()) %}
   {%- set columns = historize._scd2_hist_table_columns(cfg, business_columns) -%}
   {%- set assignments = [] -%}
   {%- for name in columns -%}
     {%- do assignments.append(historize._quote(name) ~ ' = ' ~ historize._qualified(name, 'chg')) -%}
   {%- endfor -%}
-    {{ historize._guarded_merge_into(target, changes, guard) }}
+    {{ historize._guarded_merge_into(history, changes, guard) }}
     on hist.{{ historize._quote(cfg.version_key) }} = chg._historize_merge_key
         and {{ historize._scd2_hist_reconcile_scope(cfg, 'hist') }}
     when matched then update set
@@ -290,20 +290,26 @@
 
 {#- Applies a late load; returns its plan. The keys are checked first (the
     change set's joins need unique keys). -#}
-{% macro _scd2_hist_load_late(cfg, target, relations, business_columns, timeline) %}
+{% macro _scd2_hist_load_late(cfg, history, relations, business_columns, timeline) %}
   {{ historize._assert_unique_key(relations.source, cfg.unique_key, cfg.model_name) }}
-  {%- set read = historize._read_version(target, historize._scd2_hist_reconcile_scope(cfg, 'guarded')) -%}
+  {%- set read = historize._read_version(history, historize._scd2_hist_reconcile_scope(cfg, 'guarded')) -%}
   {{ historize._stage_change_set(relations,
       historize._scd2_hist_reconcile_changes_sql(cfg, historize._as_read(read), relations.source, business_columns,
         timeline)) }}
   {%- set plan = historize._scd2_hist_reconcile_plan(cfg, relations.changes) -%}
   {%- if timeline.known -%}
-    {{ historize._scd2_hist_assert_same_load(cfg, target, plan, timeline) }}
+    {{ historize._scd2_hist_assert_same_load(cfg, history, plan, timeline) }}
   {%- endif -%}
-  {#- A late load's rows in scope may begin after it: the guard's error is the conflict. -#}
-  {%- set guarded = {'model_name': cfg.model_name, 'partition_by': cfg.partition_by} -%}
-  {{ historize._write_or_noop(guarded, plan.writes,
-      [{'name': 'merge', 'builder': historize._scd2_hist_reconcile_merge_sql,
-        'args': [cfg, target, relations.changes, business_columns]}], read) }}
+  {%- if plan.writes == 0 -%}
+    {%- call noop_statement('main', 'nothing to write', 'nothing to write', 0) -%}{%- endcall -%}
+  {%- else -%}
+    {{ historize._write_per_task(cfg, true) }}
+    {#- A late load's rows in scope may begin after it: its guard's error is the conflict. -#}
+    {%- call statement('main') -%}
+      {{ historize._scd2_hist_reconcile_merge_sql(cfg, history, relations.changes, business_columns,
+          guard=historize._unchanged_since(read, cfg, refuse_older=false)) }}
+    {%- endcall -%}
+    {{ historize._write_per_task(cfg, false) }}
+  {%- endif -%}
   {{ return(plan) }}
 {% endmacro %}

@@ -37,13 +37,13 @@
 
 
 {#- The first load: every row of the select as a new open version. -#}
-{% macro _scd2_hist_first_load_sql(cfg, source, business_columns) %}
+{% macro _scd2_hist_first_load_sql(cfg, staged, business_columns) %}
     select
     {%- set names = historize._scd2_hist_table_columns(cfg, business_columns) %}
     {%- for value in historize._scd2_hist_new_version_values(cfg, business_columns, 'src', "'new'") %}
         {{ value }} as {{ historize._quote(names[loop.index0]) }}{{ ',' if not loop.last }}
     {%- endfor %}
-    from {{ source }} as src
+    from {{ staged }} as src
 {% endmacro %}
 
 
@@ -60,26 +60,26 @@
     Unchanged keys are left out. The key check rides on the join's own
     shuffle by key, so the select is read once. With `scope_rows`, each row
     carries the guard's count of open versions (_classified_with_scope_rows). -#}
-{% macro _scd2_hist_changes_sql(cfg, target, source, business_columns, scope_rows=true) %}
+{% macro _scd2_hist_changes_sql(cfg, history, staged, business_columns, scope_rows=true) %}
   {%- set keys = cfg.unique_key -%}
   {%- set first_key = keys[0] -%}
     with keyed_source as (
         select
             src.*,
             {{ historize._keyed_source_columns(keys, 'src') }}
-        from {{ source }} as src
+        from {{ staged }} as src
     ),
 
     open_versions as (
         select
             {{ historize._select_list(keys + [cfg.hash_column, cfg.valid_from]) }}
-        from {{ target }}
+        from {{ history }}
         where {{ historize._quote(cfg.valid_to) }} is null
     ),
 
     closed_as_changed_by_this_load as (
         {{ historize._select_distinct(keys) }}
-        from {{ target }}
+        from {{ history }}
         where {{ historize._quote(cfg.valid_to) }} = {{ historize.load_timestamp_sql() }}
             and {{ historize._quote(cfg.state) }} = 'changed'
     ),
@@ -108,7 +108,7 @@
   {%- set keep = "classified._historize_action <> 'unchanged'" -%}
   {%- if scope_rows %},
 
-    {{ historize._classified_with_scope_rows(target, cfg.guard_scope, keep) }}
+    {{ historize._classified_with_scope_rows(history, cfg.guard_scope, keep) }}
   {%- else %}
     select classified.*
     from classified
@@ -124,7 +124,7 @@
     that closed version. A deleted key's second row (`counted`) writes
     nothing: it makes Delta's count of source rows tell the deleted keys from
     the changed ones (_scd2_hist_merged_counts). -#}
-{% macro _scd2_hist_merge_sql(cfg, target, changes, business_columns, guard=historize._no_guard()) %}
+{% macro _scd2_hist_merge_sql(cfg, history, changes, business_columns, guard=historize._no_guard()) %}
   {%- set roles -%}
         case
             when _historize_action = 'changed' then array('update', 'insert')
@@ -133,7 +133,7 @@
         end
   {%- endset -%}
   {%- set valid_to = historize._qualified(cfg.valid_to, 'hist') -%}
-    {{ historize._split_merge_into(target, changes, cfg.unique_key, roles, guard) }}
+    {{ historize._split_merge_into(history, changes, cfg.unique_key, roles, guard) }}
         and ({{ valid_to }} is null or {{ valid_to }} = {{ historize.load_timestamp_sql() }})
         and ({{ valid_to }} is null) = chg._historize_has_open
     when matched and chg._historize_action = 'changed' then update set
@@ -161,13 +161,13 @@
     twice finds nothing left to do (closes match only open versions; a rerun
     of the load sees its own closes as `changed`). Delta rejects subqueries in
     UPDATE conditions, so the two closing steps are MERGEs. -#}
-{% macro _scd2_hist_step_sql(step, cfg, target, changes, business_columns, guard=historize._no_guard()) %}
+{% macro _scd2_hist_step_sql(step, cfg, history, changes, business_columns, guard=historize._no_guard()) %}
   {%- set keys = cfg.unique_key -%}
   {%- set key_names = [] -%}
   {%- for name in keys -%}{%- do key_names.append('_historize_key_' ~ loop.index0) -%}{%- endfor -%}
   {%- if step in ['close_changed', 'close_deleted'] -%}
     {%- set state = 'changed' if step == 'close_changed' else 'deleted' -%}
-    merge into {{ target }} as hist
+    merge into {{ history }} as hist
     using (
         select
             {{ historize._select_list(key_names, 'chg') }}
@@ -181,7 +181,7 @@
         {{ historize._scd2_hist_close_assignments(cfg, state) | indent(4) }}
   {%- else -%}
     {%- set state = 'changed' if step == 'insert_changed' else 'new' -%}
-    insert into {{ target }} (
+    insert into {{ history }} (
         {{ historize._column_list(historize._scd2_hist_table_columns(cfg, business_columns)) }}
     )
     select
@@ -196,8 +196,8 @@
 {#- After a rename, retirement, reactivation or widening: the open versions'
     row_hash as the select's attribute columns now give it, so that the schema
     change alone opens no version. -#}
-{% macro _scd2_hist_rehash_sql(cfg, target, attribute_columns) %}
-    update {{ target }}
+{% macro _scd2_hist_rehash_sql(cfg, history, attribute_columns) %}
+    update {{ history }}
     set {{ historize._quote(cfg.hash_column) }} = {{ historize.row_hash(attribute_columns) }}
     where {{ historize._quote(cfg.valid_to) }} is null
 {% endmacro %}

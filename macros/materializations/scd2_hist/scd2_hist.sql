@@ -32,13 +32,16 @@
     {%- set plan = {'new': created, 'writes': created} -%}
     {{ historize._report_load(cfg, plan, created, "created " ~ target_relation) }}
   {%- else -%}
+    {%- set state = historize._read_table_state(found.relation) -%}
+    {%- set changes = historize._history_table_changes(cfg, found, state,
+          historize._columns_named(select_columns, columns.business), [cfg.version_key] + cfg.technical_columns) -%}
     {#- Keys are checked with the change set below (one read of the select),
         unless the table must change first. -#}
-    {%- set state = historize._read_table_state(found.relation) -%}
-    {%- set synced = historize._sync_history_table(cfg, found, target_relation, state,
-          historize._columns_named(select_columns, columns.business), [cfg.version_key] + cfg.technical_columns,
-          cfg.hash_column, {'builder': historize._assert_unique_key, 'args': [source_view, cfg.unique_key, cfg.model_name]}) -%}
-    {{ historize._rehash_after_schema_change(synced.plan, target_relation,
+    {%- if changes.changes_table -%}
+      {{ historize._assert_unique_key(source_view, cfg.unique_key, cfg.model_name) }}
+    {%- endif -%}
+    {{ historize._sync_history_table(cfg, found, target_relation, state, changes, cfg.hash_column) }}
+    {{ historize._rehash_after_schema_change(changes.plan, target_relation,
         none if columns.has_row_hash else historize._scd2_hist_rehash_sql(cfg, target_relation, columns.attributes)) }}
 
     {#- With out_of_order='reconcile', a load before the newest one is applied where it belongs. -#}
@@ -50,15 +53,40 @@
       {#- Every write fails if another run writes the table after this read. -#}
       {%- if cfg.strategy == 'merge' -%}
         {%- set read = historize._read_version(target_relation, cfg.guard_scope, rerun_scope=cfg.rerun_scope) -%}
-        {%- set plan = historize._scd2_hist_merge_load(cfg, target_relation, source_view, columns.business, read) -%}
+        {#- One MERGE computes the change set, checks the load and writes it. -#}
+        {{ historize._write_per_task(cfg, true) }}
+        {%- call statement('main', fetch_result=true) -%}
+          {{ historize._scd2_hist_checked_merge_sql(cfg, target_relation, source_view, columns.business, read,
+              rerun=read.rerun_rows != 0) }}
+        {%- endcall -%}
+        {{ historize._write_per_task(cfg, false) }}
+        {%- set merged = historize._merge_result(load_result('main'), read) -%}
+        {%- set plan = historize._scd2_hist_counts(historize._scd2_hist_merged_counts(merged), read.rows) -%}
       {%- else -%}
         {%- set read = historize._read_version(target_relation, cfg.guard_scope, counted=false) -%}
         {{ historize._stage_change_set(relations,
             historize._scd2_hist_changes_sql(cfg, historize._as_read(read), source_view, columns.business)) }}
         {%- set plan = historize._scd2_hist_plan(cfg, target_relation, changes_view) -%}
-        {{ historize._write_or_noop(cfg, plan.writes,
-            historize._scd2_hist_statements(cfg, plan, target_relation, changes_view, columns.business),
-            historize._with_scope_rows(read, plan)) }}
+        {%- if plan.writes == 0 -%}
+          {#- dbt requires a 'main' result: no statement, no commit (_report_load says why) -#}
+          {%- call noop_statement('main', 'nothing to write', 'nothing to write', 0) -%}{%- endcall -%}
+        {%- else -%}
+          {#- The steps with rows to write, in order; each guards against writers since the
+              one before it (the version read again), and the last is dbt's 'main'. -#}
+          {%- set guarded = {'read': historize._with_scope_rows(read, plan)} -%}
+          {{ historize._write_per_task(cfg, true) }}
+          {%- set steps = historize._scd2_hist_steps(plan) -%}
+          {%- for step in steps -%}
+            {%- call statement('main' if loop.last else step) -%}
+              {{ historize._scd2_hist_step_sql(step, cfg, target_relation, changes_view, columns.business,
+                  guard=historize._unchanged_since(guarded.read, cfg)) }}
+            {%- endcall -%}
+            {%- if not loop.last -%}
+              {%- do guarded.update({'read': historize._read_version(target_relation, cfg.guard_scope)}) -%}
+            {%- endif -%}
+          {%- endfor -%}
+          {{ historize._write_per_task(cfg, false) }}
+        {%- endif -%}
       {%- endif -%}
       {{ historize._report_load(cfg, plan, plan.writes, cfg.strategy) }}
     {%- endif -%}

@@ -44,7 +44,7 @@
                                  a delete), changed (a Type 2 column differs),
                                  deleted, unchanged, invalid (a NULL or duplicate key)
       _historize_type1_changed   a Type 1 column differs from the key's latest version -#}
-{% macro _scd_type6_changes_sql(cfg, target, source, columns) %}
+{% macro _scd_type6_changes_sql(cfg, history, staged, columns) %}
   {%- set keys = cfg.unique_key -%}
   {%- set first_key = historize._quote(keys[0]) -%}
   {%- set q = historize._quote -%}
@@ -54,12 +54,12 @@
             {{ historize._keyed_source_columns(keys, 'src') }},
             {{ historize.row_hash(columns.type2, 'src') }} as _historize_hash,
             {% if columns.has_reason %}coalesce(src.{{ q(cfg.change_reason) }}, 'source_load'){% else %}'source_load'{% endif %} as _historize_reason
-        from {{ source }} as src
+        from {{ staged }} as src
     ),
 
     current_rows as (
         select *
-        from {{ target }}
+        from {{ history }}
         where {{ q(cfg.current_flag) }}
     ),
 
@@ -69,7 +69,7 @@
             max({{ q(cfg.version) }}) as _historize_max_version,
             min_by({{ historize._scd_type6_attributes_struct(columns.attributes) }}, {{ q(cfg.version) }}) as _historize_first,
             max_by({{ historize._scd_type6_attributes_struct(columns.attributes) }}, {{ q(cfg.version) }}) as _historize_latest
-        from {{ target }}
+        from {{ history }}
         group by {{ historize._column_list(keys) }}
     ),
 
@@ -103,14 +103,14 @@
             {%- endfor %}
     ),
 
-    {{ historize._classified_with_scope_rows(target, cfg.guard_scope,
+    {{ historize._classified_with_scope_rows(history, cfg.guard_scope,
         "classified._historize_action <> 'unchanged' or classified._historize_type1_changed") }}
 {% endmacro %}
 
 
 {#- One row: what the load will do, the conflicts of a rerun over other data,
     and whether the load goes back in time. -#}
-{% macro _scd_type6_plan_sql(cfg, target, changes) %}
+{% macro _scd_type6_plan_sql(cfg, history, changes) %}
   {%- set counted -%}
         select
             {{ historize._action_count_columns(['invalid', 'new', 'changed', 'deleted']) }},
@@ -125,7 +125,7 @@
                     max(hist.{{ historize._quote(cfg.valid_from) }}),
                     max(case when not hist.{{ historize._quote(cfg.current_flag) }} then hist.{{ historize._quote(cfg.valid_to) }} end)
                 ) as newest_timestamp
-            from {{ target }} as hist
+            from {{ history }} as hist
   {%- endset -%}
   {{ historize._plan_with_newest_instant(counted, newest) }}
 {% endmacro %}
@@ -134,7 +134,7 @@
 {#- The dimension write: one MERGE (split_merge.sql). A key's `update` row
     closes its current row, sets Type 1 values on all its rows and marks a
     delete; its `insert` row adds the new version. -#}
-{% macro _scd_type6_merge_sql(cfg, target, changes, columns, guard=historize._no_guard()) %}
+{% macro _scd_type6_merge_sql(cfg, history, changes, columns, guard=historize._no_guard()) %}
   {%- set q = historize._quote -%}
   {%- set at = historize.load_timestamp_sql() -%}
   {%- set closes = "hist." ~ q(cfg.current_flag) ~ " and chg._historize_action in ('changed', 'deleted')" -%}
@@ -146,7 +146,7 @@
             else array('update')
         end
   {%- endset -%}
-    {{ historize._split_merge_into(target, changes, cfg.unique_key, roles, guard) }}
+    {{ historize._split_merge_into(history, changes, cfg.unique_key, roles, guard) }}
     when matched and (chg._historize_type1_changed or ({{ closes }})) then update set
         {%- for name in cfg.type1 %}
         {{ q(name) }} = case when chg._historize_type1_changed then chg.{{ q(name) }} else hist.{{ q(name) }} end,
@@ -238,25 +238,11 @@
 {%- endmacro %}
 
 
-{#- The statements of a load: the audit first (its MERGE inserts only what is
-    missing, so a load that fails between the two writes ends correct when
-    rerun), then the dimension. -#}
-{% macro _scd_type6_statements(cfg, target, audit, changes, columns) %}
-  {%- set statements = [] -%}
-  {%- if cfg.audit -%}
-    {%- do statements.append({'name': 'audit', 'builder': historize._scd_type6_audit_merge_sql,
-                              'args': [cfg, audit, changes, columns]}) -%}
-  {%- endif -%}
-  {%- do statements.append({'name': 'merge', 'builder': historize._scd_type6_merge_sql,
-                            'args': [cfg, target, changes, columns]}) -%}
-  {{ return(statements) }}
-{% endmacro %}
-
 
 {#- After a schema change: the current rows' _hash as the select's Type 2
     columns now give it, so that the schema change alone opens no version. -#}
-{% macro _scd_type6_rehash_sql(cfg, target, type2_columns) %}
-    update {{ target }}
+{% macro _scd_type6_rehash_sql(cfg, history, type2_columns) %}
+    update {{ history }}
     set {{ historize._quote(cfg.hash_column) }} = {{ historize.row_hash(type2_columns) }}
     where {{ historize._quote(cfg.current_flag) }}
 {% endmacro %}

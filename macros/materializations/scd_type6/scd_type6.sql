@@ -18,23 +18,24 @@
 
   {%- set select_columns = historize._stage_select(source_view, sql) -%}
   {%- set columns = historize._scd_type6_columns(cfg, select_columns) -%}
-  {%- set key_check = {'builder': historize._assert_unique_key, 'args': [source_view, cfg.unique_key, cfg.model_name]} -%}
-
+  {%- if found.relation is not none -%}
+    {%- set state = historize._read_table_state(found.relation) -%}
+    {%- set changes = historize._history_table_changes(cfg, found, state,
+          historize._columns_named(select_columns, cfg.unique_key + columns.attributes),
+          [cfg.version_key] + cfg.type3.values() | list + cfg.technical_columns) -%}
+  {%- endif -%}
   {#- Keys are checked with the change set below (one read of the select),
       unless a table must be created or changed first. -#}
-  {%- if found.relation is none or (cfg.audit and existing_audit is none) -%}
-    {{ key_check.builder(*key_check.args) }}
+  {%- if found.relation is none or changes.changes_table or (cfg.audit and existing_audit is none) -%}
+    {{ historize._assert_unique_key(source_view, cfg.unique_key, cfg.model_name) }}
   {%- endif -%}
   {%- if found.relation is none -%}
     {{ historize._create_history_table(target_relation, historize._history_properties(cfg),
         columns=historize._scd_type6_table_types(cfg, columns)) }}
   {%- else -%}
-    {%- set state = historize._read_table_state(found.relation) -%}
-    {%- set synced = historize._sync_history_table(cfg, found, target_relation, state,
-          historize._columns_named(select_columns, cfg.unique_key + columns.attributes),
-          [cfg.version_key] + cfg.type3.values() | list + cfg.technical_columns,
-          (cfg.type3.values() | list + cfg.technical_columns)[0], key_check) -%}
-    {{ historize._rehash_after_schema_change(synced.plan, target_relation,
+    {{ historize._sync_history_table(cfg, found, target_relation, state, changes,
+        (cfg.type3.values() | list + cfg.technical_columns)[0]) }}
+    {{ historize._rehash_after_schema_change(changes.plan, target_relation,
         historize._scd_type6_rehash_sql(cfg, target_relation, columns.type2)) }}
   {%- endif -%}
   {%- if former_audit is not none -%}
@@ -55,9 +56,28 @@
   {{ historize._assert_valid_keys(plan, changes_view, cfg) }}
   {{ historize._assert_plan_applicable(plan, cfg, target_relation, 'current row') }}
   {%- set writes = plan['new'] + plan['changed'] + plan['deleted'] + plan['type1_changed'] -%}
-  {{ historize._write_or_noop(cfg, writes,
-      historize._scd_type6_statements(cfg, target_relation, audit_relation, changes_view, columns),
-      historize._with_scope_rows(read, plan)) }}
+  {%- set read = historize._with_scope_rows(read, plan) -%}
+  {%- if writes == 0 -%}
+    {#- dbt requires a 'main' result: no statement, no commit (_report_load says why) -#}
+    {%- call noop_statement('main', 'nothing to write', 'nothing to write', 0) -%}{%- endcall -%}
+  {%- else -%}
+    {{ historize._write_per_task(cfg, true) }}
+    {%- if cfg.audit -%}
+      {#- The audit first: its MERGE inserts only the rows not there yet, so a run that
+          failed between the two writes ends correct when rerun. -#}
+      {%- call statement('audit') -%}
+        {{ historize._scd_type6_audit_merge_sql(cfg, audit_relation, changes_view, columns,
+            guard=historize._unchanged_since(read, cfg)) }}
+      {%- endcall -%}
+      {#- The dimension's MERGE guards against writers since the audit's. -#}
+      {%- set read = historize._read_version(target_relation, cfg.guard_scope) -%}
+    {%- endif -%}
+    {%- call statement('main') -%}
+      {{ historize._scd_type6_merge_sql(cfg, target_relation, changes_view, columns,
+          guard=historize._unchanged_since(read, cfg)) }}
+    {%- endcall -%}
+    {{ historize._write_per_task(cfg, false) }}
+  {%- endif -%}
   {{ historize._report_load(cfg, plan, writes, plan['type1_changed'] ~ " Type 1 changed") }}
 
   {{ historize._drop_session_views(relations) }}
