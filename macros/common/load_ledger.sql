@@ -70,7 +70,7 @@
         {{ counts.get('new', 0) | int }},
         {{ counts.get('changed', 0) | int }},
         {{ counts.get('deleted', 0) | int }},
-        {{ historize._loaded_at_sql() }}
+        {{ historize._utc_literal(run_started_at) }}
     )
   {%- endcall -%}
 {% endmacro %}

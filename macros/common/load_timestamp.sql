@@ -17,13 +17,6 @@
 {% endmacro %}
 
 
-{#- When rows were physically written: the invocation's start (UTC), the same
-    for every statement of the run, as opposed to the logical load_timestamp. -#}
-{% macro _loaded_at_sql() %}
-  {{- return(historize._utc_literal(run_started_at)) -}}
-{% endmacro %}
-
-
 {#- A naive UTC datetime as a SQL timestamp literal (the explicit offset makes it
     UTC whatever the session's time zone), or null. -#}
 {% macro _utc_literal(value) %}

@@ -5,25 +5,11 @@
     query runs before the write to compute or count the change set; the
     counts of what was written are read afterwards (a load that changes
     nothing commits nothing and reads nothing more). -#}
-
-{#- The name the change set has inside the MERGE's source. -#}
-{% macro _checked_changes_name() %}
-  {{- return('historize_changes') -}}
-{% endmacro %}
-
-
-{#- The name the newest instant's one-row relation has in the checks, so that
-    a guard carried by that row (_plan_checks_sql) can be named from it. -#}
-{% macro _newest_name() %}
-  {{- return('newest') -}}
-{% endmacro %}
-
-
 {#- The guard of a MERGE whose source computes the change set itself:
     `with` defines the change set (`changes_sql`) and the one-row relation of
     the plan's checks (`checks_sql`, _plan_checks_sql, the concurrency guard
     among its inputs); `join` and `predicate` add the checks to the source,
-    which reads the change set from `_checked_changes_name()`. -#}
+    which reads the change set from `historize_changes`. -#}
 {% macro _guard_with_checks(changes_sql, checks_sql) %}
   {%- set with_sql -%}
         {{ historize._changes_cte(changes_sql) }},
@@ -45,9 +31,9 @@
 {% endmacro %}
 
 
-{#- The `with` clause that names the change set `_checked_changes_name()`. -#}
+{#- The `with` clause that names the change set `historize_changes`. -#}
 {% macro _changes_cte(changes_sql) %}
-        with {{ historize._checked_changes_name() }} as (
+        with historize_changes as (
             {{ changes_sql | indent(8) }}
         )
 {%- endmacro %}
@@ -70,7 +56,6 @@
   {%- set older = historize._older_load_message(cfg, history) -%}
   {%- set rerun = historize._rerun_conflict_message(cfg, what) -%}
   {%- set text = historize._string_literal -%}
-  {%- set newest = historize._newest_name() -%}
     select
         case
             when invalid_keys.null_key_rows > 0
@@ -80,8 +65,8 @@
                     {{ text(key_messages.duplicated[1]) }},
                     concat_ws('; ', transform(slice(array_sort(invalid_keys.duplicated_keys), 1, 5), duplicated -> duplicated.example)),
                     {{ text(key_messages.duplicated[2]) }}))
-            when {{ newest }}.newest_timestamp > {{ historize.load_timestamp_sql() }}
-                then raise_error(concat({{ text(older[0]) }}, cast({{ newest }}.newest_timestamp as string), {{ text(older[1]) }}))
+            when newest.newest_timestamp > {{ historize.load_timestamp_sql() }}
+                then raise_error(concat({{ text(older[0]) }}, cast(newest.newest_timestamp as string), {{ text(older[1]) }}))
             {%- if conflicts_sql %}
             when rerun.conflicts > 0
                 then raise_error(concat({{ text(rerun[0]) }}, cast(rerun.conflicts as string), {{ text(rerun[1]) }},
@@ -94,7 +79,7 @@
     ) as invalid_keys
     cross join (
         {{ newest_sql | trim | indent(4) }}
-    ) as {{ newest }}
+    ) as newest
     {%- if conflicts_sql %}
     cross join (
         {{ conflicts_sql | trim | indent(4) }}

@@ -122,8 +122,8 @@
   {%- endif -%}
   {%- do plan.update({'changed': (plan.renamed or plan.added or plan.retired or plan.reactivated or plan.widened) | length > 0,
                       'rehash': cfg.hash_column is not none and (plan.renamed | length > managed_count or plan.retired
-                                 or plan.reactivated or plan.widened or historize._rehash_mark() in state.properties),
-                      'rehash_marked': historize._rehash_mark() in state.properties,
+                                 or plan.reactivated or plan.widened or 'historize.rehash_pending' in state.properties),
+                      'rehash_marked': 'historize.rehash_pending' in state.properties,
                       'widening_enabled': state.properties.get('delta.enableTypeWidening') == 'true',
                       'table_order': table_order}) -%}
   {{ return(plan) }}
@@ -144,7 +144,7 @@
       a run killed anywhere between here and the rehash leaves it. -#}
   {%- set first = {} -%}
   {%- if plan.widened and not plan.widening_enabled -%}{%- do first.update({'delta.enableTypeWidening': 'true'}) -%}{%- endif -%}
-  {%- if plan.rehash and not plan.rehash_marked -%}{%- do first.update({historize._rehash_mark(): at}) -%}{%- endif -%}
+  {%- if plan.rehash and not plan.rehash_marked -%}{%- do first.update({'historize.rehash_pending': at}) -%}{%- endif -%}
   {%- if first -%}
     {%- call statement('schema_change_properties') -%}
       alter table {{ history }} set {{ historize._properties_clause(first) }}
@@ -193,13 +193,6 @@
 {% endmacro %}
 
 
-{#- The table property that says the stored hashes of the current versions
-    are due to be recomputed after a schema change. -#}
-{% macro _rehash_mark() %}
-  {{- return('historize.rehash_pending') -}}
-{% endmacro %}
-
-
 {#- After a schema change that alters the hashed columns: `update_sql`
     recomputes the current versions' stored hashes (none: the select gives its
     own), then the table's mark that they were due is cleared. A run killed
@@ -212,7 +205,7 @@
       {%- endcall -%}
     {%- endif -%}
     {%- call statement('rehash_done') -%}
-      alter table {{ history }} unset tblproperties if exists ({{ historize._string_literal(historize._rehash_mark()) }})
+      alter table {{ history }} unset tblproperties if exists ({{ historize._string_literal('historize.rehash_pending') }})
     {%- endcall -%}
   {%- endif -%}
 {% endmacro %}

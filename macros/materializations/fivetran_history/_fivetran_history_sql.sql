@@ -283,7 +283,7 @@
 {% macro _fivetran_history_checked_merge_sql(cfg, history, staged, columns, read) %}
   {%- set guard = historize._guard_with_changes(historize._fivetran_history_changes_sql(cfg, history, staged, columns),
         historize._unchanged_since(read, cfg)) -%}
-  {{ return(historize._fivetran_history_merge_sql(cfg, history, historize._checked_changes_name(), columns, guard)) }}
+  {{ return(historize._fivetran_history_merge_sql(cfg, history, 'historize_changes', columns, guard)) }}
 {% endmacro %}
 
 

@@ -9,12 +9,12 @@
     versions began at this load_timestamp), it checks that they still hold
     the select's data. -#}
 {% macro _scd2_hist_checked_merge_sql(cfg, history, staged, business_columns, read=none, rerun=true) %}
-  {%- set guard = {'join': '', 'predicate': historize._newest_name() ~ '._historize_unchanged'} if read else historize._no_guard() -%}
+  {%- set guard = {'join': '', 'predicate': 'newest' ~ '._historize_unchanged'} if read else historize._no_guard() -%}
   {%- set checked = historize._guard_with_checks(
         historize._scd2_hist_changes_sql(cfg, history, staged, business_columns, scope_rows=false),
         historize._plan_checks_sql(cfg, history, staged, historize._scd2_hist_newest_sql(cfg, history, read),
             historize._scd2_hist_rerun_conflicts_sql(cfg, history, staged) if rerun else none, 'version', guard)) -%}
-  {{ return(historize._scd2_hist_merge_sql(cfg, history, historize._checked_changes_name(), business_columns, guard=checked)) }}
+  {{ return(historize._scd2_hist_merge_sql(cfg, history, 'historize_changes', business_columns, guard=checked)) }}
 {% endmacro %}
 
 

@@ -198,7 +198,7 @@
   {%- set targets = [] -%}
   {%- for name in historize._scd2_hist_table_columns(cfg, business_columns) -%}
     {%- if name == cfg.loaded_at -%}
-      {%- set value = historize._loaded_at_sql() -%}
+      {%- set value = historize._utc_literal(run_started_at) -%}
     {%- elif name in values -%}
       {%- set value = values[name] -%}
     {%- elif name in [cfg.version_key, cfg.valid_from, cfg.valid_to, cfg.state, cfg.load_run_id] and alias == 'late' -%}

@@ -30,7 +30,7 @@
       'cast(null as timestamp)',
       state_sql,
       historize.load_run_id_sql(),
-      historize._loaded_at_sql(),
+      historize._utc_literal(run_started_at),
   ]) -%}
   {{ return(values) }}
 {% endmacro %}
@@ -152,7 +152,7 @@
         {{ historize._quote(cfg.valid_to) }} = {{ historize.load_timestamp_sql() }},
         {{ historize._quote(cfg.state) }} = '{{ state }}',
         {{ historize._quote(cfg.load_run_id) }} = {{ historize.load_run_id_sql() }},
-        {{ historize._quote(cfg.loaded_at) }} = {{ historize._loaded_at_sql() }}
+        {{ historize._quote(cfg.loaded_at) }} = {{ historize._utc_literal(run_started_at) }}
 {% endmacro %}
 
 
