@@ -41,7 +41,7 @@ run_lane() {
         tests/functional/test_invariants.py tests/functional/test_point_in_time.py tests/user ;;
     databricks)
       HISTORIZE_TARGET=databricks PYTHONPATH="$HISTORIZE_HOME" "$venv/bin/python" -m pytest -p no:cacheprovider "$@" \
-        tests/unit/test_scd2_hist_sql.py tests/databricks ;;
+        tests/unit/test_scd2_hist_sql.py tests/unit/test_statements_sql.py tests/databricks ;;
     *) log "no lane $lane (lanes: dbt-1.12, databricks)"; return 2 ;;
   esac
 }

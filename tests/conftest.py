@@ -215,6 +215,23 @@ class Project:
         assert {name: (self.commits(name), sorted_rows(self.table(name))) for name in names} == before
 
 
+class RelationNames:
+    """How the adapter of HISTORIZE_TARGET renders the relations of `schema` in the SQL it
+    compiles: dbt-spark writes a table as `schema.name` and a session view as `name`;
+    dbt-databricks (its lane) quotes every part and puts the catalog first (Unity
+    Catalog's three-part names), so a view is one quoted part."""
+
+    def __init__(self, schema: str, target: str | None = None) -> None:
+        self.schema = schema
+        self.databricks = (target or os.environ.get("HISTORIZE_TARGET", "local")) == "databricks"
+
+    def table(self, name: str) -> str:
+        return f"`main`.`{self.schema}`.`{name}`" if self.databricks else f"{self.schema}.{name}"
+
+    def view(self, name: str) -> str:
+        return f"`{name}`" if self.databricks else name
+
+
 def sql_literal(value: Any) -> str:
     """A Spark SQL literal of a Python value, escaped here (independently of the project's macros)."""
     if value is None:

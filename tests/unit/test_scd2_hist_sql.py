@@ -2,7 +2,7 @@
 connection): its shape, and that it parses as Spark SQL. It renders on the adapter
 of HISTORIZE_TARGET: dbt-spark (`local`) in the main stack, dbt-databricks
 (`databricks`) in its lane; the SQL is the same but for how each adapter names a
-relation (`Names`)."""
+relation (`RelationNames` in conftest.py)."""
 from __future__ import annotations
 
 import os
@@ -11,7 +11,7 @@ import textwrap
 import pytest
 import sqlfluff
 
-from conftest import PROJECT_YML, dbt
+from conftest import PROJECT_YML, RelationNames, dbt
 
 SCHEMA = "historize"
 
@@ -48,24 +48,9 @@ RENDERERS["widening"] = " ".join(
 AT = "timestamp'2026-01-01 06:00:00.000000+00:00'"
 
 
-class Names:
-    """How the adapter renders relations: dbt-spark writes a table as `schema.name` and a
-    session view as `name`; dbt-databricks quotes every part and puts the catalog first
-    (Unity Catalog's three-part names), so views stay one quoted part."""
-
-    def __init__(self, target: str) -> None:
-        self.databricks = target == "databricks"
-
-    def table(self, name: str) -> str:
-        return f"`main`.`{SCHEMA}`.`{name}`" if self.databricks else f"{SCHEMA}.{name}"
-
-    def view(self, name: str) -> str:
-        return f"`{name}`" if self.databricks else name
-
-
 @pytest.fixture(scope="module")
-def names() -> Names:
-    return Names(os.environ.get("HISTORIZE_TARGET", "local"))
+def names() -> RelationNames:
+    return RelationNames(SCHEMA)
 
 
 @pytest.fixture(scope="module")

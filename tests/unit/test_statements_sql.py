@@ -1,7 +1,8 @@
 """The MERGE scd_type6 and fivetran_history generate, rendered by `dbt compile` (no Spark)
 as the docs show them (historize_tools.docs_sql.RENDERED), against hand-written
 expectations of their structure: what each clause writes, what the guard reads, that
-every insert names its columns. scd2_hist's statements: tests/unit/test_scd2_hist_sql.py."""
+every insert names its columns; on the adapter of HISTORIZE_TARGET, as
+tests/unit/test_scd2_hist_sql.py renders scd2_hist's statements."""
 from __future__ import annotations
 
 import pytest
@@ -9,7 +10,14 @@ import sqlfluff
 
 from historize_tools import docs_sql
 
+from conftest import RelationNames
+
 AT = "timestamp'2026-01-02 06:00:00.000000+00:00'"
+
+
+@pytest.fixture(scope="module")
+def names() -> RelationNames:
+    return RelationNames(docs_sql.SCHEMA)
 
 
 @pytest.fixture(scope="module")
@@ -24,14 +32,15 @@ def rendered(statements) -> dict[str, str]:
             for name, sql in statements.items()}
 
 
-def test_scd_type6_merge_closes_rewrites_type1_and_inserts_versions_in_one_statement(rendered):
+def test_scd_type6_merge_closes_rewrites_type1_and_inserts_versions_in_one_statement(rendered, names):
     sql = rendered["scd_type6-merge"]
-    assert sql.startswith("merge into analytics.dim_program as hist using ( select case when roles._historize_role = "
-                          "'update' then chg.`_historize_key_0` end as `_historize_merge_key_0`, chg.*, "
-                          "roles._historize_role from dim_program__historize_changes as chg cross join (")
+    assert sql.startswith(f"merge into {names.table('dim_program')} as hist using ( select case when "
+                          "roles._historize_role = 'update' then chg.`_historize_key_0` end as `_historize_merge_key_0`, "
+                          f"chg.*, roles._historize_role from {names.view('dim_program__historize_changes')} as chg "
+                          "cross join (")
     # the guard: the current rows the run counted, none written after the version it read
     assert ("(count(*) = 3 and coalesce(max(guarded._metadata.row_commit_version), -1) <= 4) or raise_error(" in sql)
-    assert "from analytics.dim_program as guarded where guarded.`current_flag` ) as unchanged_since" in sql
+    assert f"from {names.table('dim_program')} as guarded where guarded.`current_flag` ) as unchanged_since" in sql
     # a key with history and a new version: an update row (close, Type 1) and an insert row
     assert ("when _historize_has_history and _historize_action in ('new', 'changed') and "
             "(_historize_action = 'changed' or _historize_type1_changed) then array('update', 'insert')") in sql
@@ -53,21 +62,22 @@ def test_scd_type6_merge_closes_rewrites_type1_and_inserts_versions_in_one_state
     assert sql.count("merge into") == 1
 
 
-def test_fivetran_history_merge_computes_its_change_set_and_writes_the_difference(rendered):
+def test_fivetran_history_merge_computes_its_change_set_and_writes_the_difference(rendered, names):
     sql = rendered["fivetran_history-merge"]
-    assert sql.startswith("merge into analytics.orders_history as hist using ( with historize_changes as (")
+    assert sql.startswith(f"merge into {names.table('orders_history')} as hist using ( with historize_changes as (")
     # the batch read once, from the staged select
-    assert sql.count("from orders_history__historize_source") == 1
+    assert sql.count(f"from {names.view('orders_history__historize_source')}") == 1
     # both sides grouped by key and start, compared
     assert "group by sides.`id`, sides._historize_start" in sql
     assert ("case when by_start.wanted is null then 'deleted' when by_start.affected is null then 'new' "
             "when by_start.wanted <=> by_start.affected then 'unchanged' else 'changed' end as _historize_action") in sql
     assert "where _historize_action <> 'unchanged'" in sql
     # the guard: every row of the table (a late event may write any version)
+    table = names.table("orders_history")
     assert ("(count(*) = 5 and coalesce(max(_metadata.row_commit_version), -1) <= 2) or raise_error('historize: model "
-            "orders_history: analytics.orders_history was written by another run after version 2, which this run read; "
+            f"orders_history: {table} was written by another run after version 2, which this run read; "
             "nothing of this run was written to it. Rerun the model') is null as _historize_unchanged "
-            "from analytics.orders_history ) as unchanged_since where unchanged_since._historize_unchanged") in sql
+            f"from {table} ) as unchanged_since where unchanged_since._historize_unchanged") in sql
     # matched on the key and the start; delete, update, insert
     assert sql.endswith(
         ") as chg on hist.`id` = chg.`id` and hist.`_fivetran_start` = chg.`_fivetran_start` "
