@@ -1,8 +1,8 @@
 """Runs a user's dbt commands in this process, as the quickstart's reader runs them
 in a shell, but with one JVM for all of them: `python quickstart_runner.py STEPS OUT`.
 
-STEPS is a JSON list of steps, each ["write", path, text] (a file of the project
-written again) or ["dbt", [args...]] (one dbt command, in the current folder, with
+STEPS is a JSON list of steps, each ["write", path, text] (a file of the project,
+written with its folder) or ["dbt", [args...]] (one dbt command, in the current folder, with
 the profile found there). OUT receives, per dbt command, whether it succeeded, its
 error, the table each `dbt show` printed, and the nodes `dbt ls` listed."""
 from __future__ import annotations
@@ -18,7 +18,8 @@ def main(steps_path: str, out_path: str) -> int:
     steps = json.loads(Path(steps_path).read_text())
     results = []
     for step in steps:
-        if step[0] == "write":
+        if step[0] == "write":  # as a user's editor writes a file, its folder with it
+            Path(step[1]).parent.mkdir(parents=True, exist_ok=True)
             Path(step[1]).write_text(step[2])
             continue
         printed: list[str] = []
