@@ -22,12 +22,19 @@ def numbers(text: str, kind=float) -> list:
 
 
 SERIES = ("size", "small_models", "fivetran", "scd_type6", "backfill", "rate", "depth", "deep")
+# The cases the targets are set on (docs/benchmark.md): a write-path change is measured with
+# these within a working session; the full run stays the reference.
+TARGET_SERIES, TARGET_RATES = "size,small_models,fivetran,scd_type6,rate", "0"
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true",
                         help="tiny sizes, one repetition, no depth series: checks the harness runs")
+    parser.add_argument("--targets", action="store_true",
+                        help="only the cases the targets are set on: the size series, the small models, "
+                             "fivetran_history, scd_type6 and the load that changes nothing "
+                             "(written to bench/results/tmp/targets.json unless --output says otherwise)")
     parser.add_argument("--keys", default="10000,100000,1000000", help="N of the size series")
     parser.add_argument("--series-keys", type=int, default=100_000, help="N of the depth and change-rate series")
     parser.add_argument("--depths", default="1,5,20")
@@ -50,9 +57,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--deep-depth", type=int, default=20, help="history depth of the deep case")
     parser.add_argument("--append", action="store_true",
                         help="add this run's results to those already in --output (a long run resumed)")
-    parser.add_argument("--output", type=Path, default=dbt.ROOT / "bench" / "results.json")
+    parser.add_argument("--output", type=Path,
+                        help="default: bench/results.json; with --targets bench/results/tmp/targets.json; "
+                             "with --quick bench/results/tmp/quick.json")
     parser.add_argument("--table", type=Path, help="only print this results file as a Markdown table, and its chart")
     args = parser.parse_args(argv)
+    if args.targets:
+        args.series, args.rates = TARGET_SERIES, TARGET_RATES
     series = set(args.series.split(","))
     if series - set(SERIES):
         parser.error(f"unknown series {sorted(series - set(SERIES))}; known: {', '.join(SERIES)}")
@@ -68,8 +79,10 @@ def main(argv: list[str] | None = None) -> int:
         args.deep_keys, args.deep_depth, args.small_models, args.small_keys = 1000, 2, 2, 100
         args.fivetran_versions, args.fivetran_events, args.type6_keys = 400, 100, 1000
         args.backfill_keys, args.backfill_days = 1000, 3
-        if args.output == dbt.ROOT / "bench" / "results.json":
-            args.output = dbt.ROOT / "bench" / "results" / "tmp" / "quick.json"
+
+    if args.output is None:
+        args.output = dbt.ROOT / "bench" / ("results/tmp/quick.json" if args.quick
+                                            else "results/tmp/targets.json" if args.targets else "results.json")
 
     dbt.environment()
     os.environ["HISTORIZE_SCHEMA"] = SCHEMA
