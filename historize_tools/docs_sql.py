@@ -55,7 +55,7 @@ RENDERED = {
         "{%- set cfg = historize._scd2_hist_config() -%}"
         "{%- set source = api.Relation.create(identifier=this.identifier ~ '__historize_source') -%}"
         "{{ historize._scd2_hist_checked_merge_sql(cfg, this, source, ['product_id', 'name', 'price'], "
-        "{'relation': this, 'version': 7, 'scope': cfg.guard_scope, 'rows': 1000, 'rerun_rows': 0}, rerun=false) }}"),
+        "{'relation': this, 'version': 7, 'scope': historize._guard_scope(cfg, 'guarded'), 'rows': 1000, 'rerun_rows': 0}, rerun=false) }}"),
     # scd_type6's dimension MERGE over its cached change set, by a run that read the
     # dimension at version 4 with 3 current rows
     "scd_type6-merge": Rendered(
@@ -68,7 +68,7 @@ RENDERED = {
         "{%- set cfg = historize._scd_type6_config() -%}"
         "{%- set changes = api.Relation.create(identifier=this.identifier ~ '__historize_changes') -%}"
         "{{ historize._scd_type6_merge_sql(cfg, this, changes, historize._scd_type6_columns(cfg, columns), "
-        "guard=historize._unchanged_since({'relation': this, 'version': 4, 'scope': cfg.guard_scope, 'rows': 3}, cfg)) }}"),
+        "guard=historize._unchanged_since({'relation': this, 'version': 4, 'scope': historize._guard_scope(cfg, 'guarded'), 'rows': 3}, cfg)) }}"),
     # fivetran_history's one MERGE, by a run that read the table at version 2 with 5 rows
     "fivetran_history-merge": Rendered(
         "orders_history", "materialized='view', unique_key=['id']",
@@ -78,7 +78,7 @@ RENDERED = {
         "{%- set source = api.Relation.create(identifier=this.identifier ~ '__historize_source') -%}"
         "{{ historize._fivetran_history_checked_merge_sql(cfg, this, source, "
         "historize._fivetran_history_columns(cfg, columns), "
-        "{'relation': this, 'version': 2, 'scope': cfg.guard_scope, 'rows': 5}) }}"),
+        "{'relation': this, 'version': 2, 'scope': none, 'rows': 5}) }}"),
 }
 
 

@@ -17,7 +17,7 @@ from dbt.cli.main import dbtRunner
 
 from historize_tools import dbt_runner
 
-# The column of the guard's one-row relation (macros/common/concurrency.sql).
+# The column of the guard's one-row relation (macros/common/guard.sql).
 GUARD_COLUMN = "_historize_unchanged"
 HOLD_LIMIT_SECONDS = 300
 

@@ -1,51 +1,149 @@
-{#- The history table itself: finding it (under its name or a former one),
-    creating it with its properties, reading its state, keeping its properties
-    in line with the model. -#}
-
-{#- The relations of a load: `target` (the model's table), `existing` (it, if
-    it exists), the session views `source` (the staged select) and `changes`
-    (the change set, when the load stages it: `staged` lists it then), and
-    `found` (_find_history_table, with `former_suffix`). -#}
-{% macro _history_relations(cfg, former_suffix=none) %}
-  {%- set target = this.incorporate(type='table') -%}
-  {%- set existing = load_cached_relation(this) -%}
+{#- The options every history materialization reads, validated in one place.
+    Each materialization's own config macro starts from this mapping and adds
+    its options and its technical column names:
+      kind              the materialization
+      model_name        for messages
+      unique_key        lowercase key columns (required)
+      former_names      names the model's table had before (a rename takes it over)
+      tblproperties     Delta properties of the table: `defaults`, then the model's own
+      version_key       the surrogate key column of a version, `<model>_key`
+      hash_column       the column holding each version's hash of its attributes,
+                        recomputed after a schema change that alters them (none:
+                        the table keeps no hash), set by the materialization
+      partition_by      the table's partition columns when the materialization
+                        lays the table out itself (none: the model's partition_by)
+    Options are read from the model's meta first, then from config(): dbt 1.11
+    wants custom keys under meta, and warns when config.get() finds one there. -#}
+{% macro _history_config(kind, default_properties={}) %}
+  {%- set extra_properties = historize._read_option('tblproperties', {}) -%}
+  {%- if extra_properties is not mapping and execute -%}
+    {{ exceptions.raise_compiler_error("historize: model " ~ model.name ~ ": option 'tblproperties' is "
+        ~ extra_properties ~ "; expected a mapping of property names to values") }}
+  {%- endif -%}
+  {%- set properties = {} -%}
+  {%- do properties.update(default_properties) -%}
+  {%- for name, value in (extra_properties if extra_properties is mapping else {}).items() -%}
+    {#- Written between quotes as it is: letters, digits, dots, dashes and underscores only. -#}
+    {%- if execute and not modules.re.match('^[A-Za-z0-9_.-]+$', name | string) -%}
+      {{ exceptions.raise_compiler_error("historize: model " ~ model.name ~ ": table property name '" ~ name
+          ~ "' may hold only letters, digits, '.', '-' and '_'") }}
+    {%- endif -%}
+    {%- do properties.update({name | string: value | string}) -%}
+  {%- endfor -%}
+  {#- The vars every load writes with, checked before anything runs. -#}
+  {%- if execute -%}
+    {%- do historize.load_timestamp() -%}
+    {%- do historize.load_run_id() -%}
+  {%- endif -%}
+  {%- set unique_key = historize._as_name_list('unique_key', historize._read_option('unique_key'), required=true) -%}
+  {#- The table records its key as one property, the names joined by commas. -#}
+  {%- for name in unique_key if ',' in name and execute -%}
+    {{ exceptions.raise_compiler_error("historize: model " ~ model.name ~ ": unique_key column '" ~ name
+        ~ "' holds a comma, which the table property historize.unique_key (the key's columns, separated by "
+        ~ "commas) cannot record; rename the column in the select") }}
+  {%- endfor -%}
   {{ return({
-      'target': target,
-      'existing': existing,
-      'source': make_temp_relation(this, '__historize_source').incorporate(type='view'),
-      'changes': make_temp_relation(this, '__historize_changes').incorporate(type='view'),
-      'staged': [],
-      'found': historize._find_history_table(cfg, target, existing, former_suffix),
+      'kind': kind,
+      'model_name': model.name,
+      'unique_key': unique_key,
+      'former_names': historize._as_name_list('former_names', historize._read_option('former_names', [])),
+      'tblproperties': properties,
+      'version_key': (model.name ~ '_key') | lower,
+      'hash_column': none,
+      'partition_by': none,
   }) }}
 {% endmacro %}
 
 
-{#- The relation holding the model's history: the existing table, else the
-    one table named by the model's former_names (taken over by a rename before
-    anything is written), else none. With `suffix`, only a name ending in it
-    may be taken over. Returns {'relation': ..., 'former': relation or none}. -#}
-{% macro _find_history_table(cfg, history, existing, suffix=none) %}
-  {{ historize._assert_delta_table(existing, cfg.model_name) }}
-  {%- if existing is not none -%}
-    {{ return({'relation': existing, 'former': none}) }}
+{#- One option: from the model's meta, else from config(), else `default`.
+    While parsing, both answer ''; the validators raise only when executing. -#}
+{% macro _read_option(name, default=none) %}
+  {%- set value = config.meta_get(name) -%}
+  {%- if value is none or value == '' -%}
+    {%- set value = config.get(name) -%}
   {%- endif -%}
-  {%- set found = [] -%}
-  {%- for former in cfg.former_names -%}
-    {%- set relation = adapter.get_relation(database=history.database, schema=history.schema, identifier=former) -%}
-    {%- if relation is not none -%}{%- do found.append(relation) -%}{%- endif -%}
+  {{ return(default if value is none or value == '' else value) }}
+{% endmacro %}
+
+
+{#- A name or a list of names, as a list of lowercase names; [] when none,
+    unless the option is `required`. -#}
+{% macro _as_name_list(option_name, value, required=false) %}
+  {%- if value is none or value == [] or value == '' -%}
+    {%- if required and execute -%}
+      {{ exceptions.raise_compiler_error(
+          "historize: option '" ~ option_name ~ "' is required: a column name or a list of column names") }}
+    {%- endif -%}
+    {{ return([]) }}
+  {%- endif -%}
+  {%- set names = [value] if value is string else value -%}
+  {%- if (names is mapping or names is not iterable) and execute -%}
+    {{ exceptions.raise_compiler_error(
+        "historize: option '" ~ option_name ~ "' is " ~ value ~ "; expected a name or a list of names") }}
+  {%- endif -%}
+  {%- set result = [] -%}
+  {%- for name in names -%}
+    {%- if (name is not string or name | trim == '') and execute -%}
+      {{ exceptions.raise_compiler_error(
+          "historize: option '" ~ option_name ~ "' holds " ~ name ~ "; every entry must be a name") }}
+    {%- endif -%}
+    {%- do result.append(name | string | trim | lower) -%}
   {%- endfor -%}
-  {%- if found | length > 1 -%}
+  {{ return(result) }}
+{% endmacro %}
+
+
+{% macro _assert_one_of(option_name, value, allowed) %}
+  {%- if value not in allowed and execute -%}
+    {{ exceptions.raise_compiler_error(
+        "historize: option '" ~ option_name ~ "' is '" ~ value ~ "'; allowed: " ~ allowed | join(', ')) }}
+  {%- endif -%}
+{% endmacro %}
+
+
+{#- The history table itself: finding it (under its name or a former one),
+    creating it with its properties, reading its state, keeping its properties
+    in line with the model. -#}
+
+{#- The relations of a load: `history` (the model's table), `existing` (it,
+    if it exists), the session views `staged` (the staged select) and
+    `changes` (the change set, when the load caches it: `cached` lists it
+    then), and `found`: the history table to load, {'relation', 'former'},
+    under the model's name or, when that does not exist, under one of its
+    former_names (`former`, then renamed by _sync_history_table); with
+    `former_suffix`, only from a name ending in it. Both must be Delta tables.
+    A --full-refresh never rebuilds a history table: it is said, and the load
+    goes on. -#}
+{% macro _history_relations(cfg, former_suffix=none) %}
+  {%- if should_full_refresh() -%}
+    {{ log("historize: " ~ cfg.model_name ~ ": --full-refresh never rebuilds a history table; loading incrementally", info=true) }}
+  {%- endif -%}
+  {%- set history = this.incorporate(type='table') -%}
+  {%- set existing = load_cached_relation(this) -%}
+  {{ historize._assert_delta_table(existing, cfg.model_name) }}
+  {%- set formers = [] -%}
+  {%- for former in cfg.former_names if existing is none -%}
+    {%- set relation = adapter.get_relation(database=history.database, schema=history.schema, identifier=former) -%}
+    {%- if relation is not none -%}{%- do formers.append(relation) -%}{%- endif -%}
+  {%- endfor -%}
+  {%- if formers | length > 1 -%}
     {{ exceptions.raise_compiler_error("historize: model " ~ cfg.model_name ~ ": several of its former names exist as tables: "
-        ~ found | join(', ') ~ "; keep one. Nothing was written") }}
+        ~ formers | join(', ') ~ "; keep one. Nothing was written") }}
   {%- endif -%}
-  {%- if found and suffix and not (found[0].identifier | lower).endswith(suffix) -%}
-    {{ exceptions.raise_compiler_error("historize: model " ~ cfg.model_name ~ ": its former name " ~ found[0]
-        ~ " does not end in " ~ suffix ~ "; a history table is only taken over from another history table. Nothing was written") }}
+  {%- if formers and former_suffix and not (formers[0].identifier | lower).endswith(former_suffix) -%}
+    {{ exceptions.raise_compiler_error("historize: model " ~ cfg.model_name ~ ": its former name " ~ formers[0]
+        ~ " does not end in " ~ former_suffix ~ "; a history table is only taken over from another history table. Nothing was written") }}
   {%- endif -%}
-  {%- if found -%}
-    {{ historize._assert_delta_table(found[0], cfg.model_name) }}
-  {%- endif -%}
-  {{ return({'relation': found[0] if found else none, 'former': found[0] if found else none}) }}
+  {%- set former = formers[0] if formers else none -%}
+  {{ historize._assert_delta_table(former, cfg.model_name) }}
+  {{ return({
+      'history': history,
+      'existing': existing,
+      'staged': make_temp_relation(this, '__historize_source').incorporate(type='view'),
+      'changes': make_temp_relation(this, '__historize_changes').incorporate(type='view'),
+      'cached': [],
+      'found': {'relation': existing if existing is not none else former, 'former': former},
+  }) }}
 {% endmacro %}
 
 
@@ -89,14 +187,13 @@
 {% endmacro %}
 
 
-{#- Creates a history (or audit) table: from `columns` ((name, type) pairs) or
-    as `select_sql`. `for_model` adds the model's partitioning, location and
-    comment (not wanted on an audit table); `partition_by` (a list of columns)
-    is the materialization's own layout, in place of the model's. `name` is
-    the statement's: 'main' when creating is the load's write. -#}
-{% macro _create_history_table(relation, properties, columns=none, select_sql=none, for_model=true, name=none,
-                               partition_by=none) %}
-  {%- call statement(name or 'create_' ~ relation.identifier) -%}
+{#- The statement that creates a history (or audit) table: from `columns`
+    ((name, type) pairs) or as `select_sql`. `for_model` adds the model's
+    partitioning, location and comment (not wanted on an audit table);
+    `partition_by` (a list of columns) is the materialization's own layout, in
+    place of the model's. -#}
+{% macro _create_history_table_sql(relation, properties, columns=none, select_sql=none, for_model=true,
+                                   partition_by=none) %}
     create table {{ relation }}
     {%- if columns %} (
         {%- for name, type in columns %}
@@ -119,34 +216,6 @@
     as
     {{ select_sql }}
     {%- endif %}
-  {%- endcall -%}
-  {%- do adapter.cache_added(relation) -%}
-{% endmacro %}
-
-
-{#- What a load needs to know of an existing table: its columns (in order,
-    with types) and its properties. -#}
-{% macro _read_table_state(relation) %}
-  {%- set columns = adapter.get_columns_in_relation(relation) -%}
-  {%- set properties = {} -%}
-  {%- for row in run_query('show tblproperties ' ~ relation).rows -%}
-    {%- do properties.update({row[0]: row[1]}) -%}
-  {%- endfor -%}
-  {{ return({'columns': columns, 'properties': properties}) }}
-{% endmacro %}
-
-
-{#- The properties the table lacks or holds with another value. The protocol
-    versions are only set at creation: Delta raises them itself as features
-    need, and never lowers them. -#}
-{% macro _missing_properties(wanted, state) %}
-  {%- set missing = {} -%}
-  {%- for name, value in wanted.items() if name not in ['delta.minReaderVersion', 'delta.minWriterVersion'] -%}
-    {%- if state.properties.get(name) | string != value | string -%}
-      {%- do missing.update({name: value}) -%}
-    {%- endif -%}
-  {%- endfor -%}
-  {{ return(missing) }}
 {% endmacro %}
 
 
@@ -160,10 +229,15 @@
 {#- What bringing an existing history table in line with the model changes:
     its name (a former table is renamed, its version key column with it), its
     layout, its properties (a table built before a property existed gets it
-    here), its columns (schema_sync.sql). Planned whole before any DDL, so that
-    the block checks the select first when `changes_table` and bad input leaves
-    the table as it was. -#}
-{% macro _history_table_changes(cfg, found, state, select_columns, managed) %}
+    here), its columns (_schema_sync_plan). Planned whole before any DDL, so
+    that the block checks the select first when `changes_table` and bad input
+    leaves the table as it was. Planned from the table's `state`, returned with
+    the plan: its columns (in order, with types) and its properties. -#}
+{% macro _history_table_changes(cfg, found, select_columns, managed) %}
+  {%- set state = {'columns': adapter.get_columns_in_relation(found.relation), 'properties': {}} -%}
+  {%- for row in run_query('show tblproperties ' ~ found.relation).rows -%}
+    {%- do state.properties.update({row[0]: row[1]}) -%}
+  {%- endfor -%}
   {#- The version key column is named after the table. It follows a rename
       from any former name, this run's or one a run killed after renaming the
       table made. -#}
@@ -174,20 +248,51 @@
   {%- set plan = historize._schema_sync_plan(cfg, found.relation, state, select_columns, managed, managed_renames) -%}
   {%- set layout = historize._history_properties(cfg).get('historize.partitioned_by') -%}
   {%- set relayout = layout is not none and state.properties.get('historize.partitioned_by') != layout -%}
-  {%- set properties = {} if relayout else historize._missing_properties(historize._history_properties(cfg), state) -%}
-  {{ return({'plan': plan, 'relayout': relayout, 'properties': properties,
-             'changes_table': found.former is not none or plan.changed or properties | length > 0 or relayout}) }}
+  {#- The properties the table lacks or holds with another value. The protocol versions are
+      only set at creation: Delta raises them itself as features need, and never lowers them. -#}
+  {%- set missing_properties = {} -%}
+  {%- for name, value in historize._history_properties(cfg).items() if not relayout
+        and name not in ['delta.minReaderVersion', 'delta.minWriterVersion'] -%}
+    {%- if state.properties.get(name) | string != value | string -%}
+      {%- do missing_properties.update({name: value}) -%}
+    {%- endif -%}
+  {%- endfor -%}
+  {{ return({'state': state, 'plan': plan, 'relayout': relayout, 'properties': missing_properties,
+             'changes_table': found.former is not none or plan.changed or missing_properties | length > 0 or relayout}) }}
 {% endmacro %}
 
 
 {#- Applies `changes` (_history_table_changes) to the table: rename, layout,
-    properties, then columns, new ones after the column `before`. -#}
-{% macro _sync_history_table(cfg, found, history, state, changes, before) %}
+    properties, then columns, new ones after the column `before`. After a
+    schema change that alters the hashed columns of a table that keeps a hash
+    (cfg.hash_column), `rehash_sql` recomputes the current versions' stored
+    hashes (none: the select gives its own), then the table's mark that they
+    were due is cleared. A run killed before this leaves the mark, and its
+    rerun rehashes. -#}
+{% macro _sync_history_table(cfg, found, history, changes, before, rehash_sql=none) %}
   {%- if found.former is not none -%}
     {{ historize._rename_table(found.former, history, cfg.model_name) }}
   {%- endif -%}
   {%- if changes.relayout -%}
-    {{ historize._relayout_history_table(cfg, history, state) }}
+    {#- A table laid out otherwise (built by an earlier version of the materialization, or
+        before the model's partition_by changed: its `historize.partitioned_by` is not the
+        model's) is rewritten in the materialization's layout, in one commit: every row kept,
+        its Delta history kept (a REPLACE is a commit of the same table, so time travel still
+        reaches the versions before it). Properties become the model's (historize.retired.*
+        marks are kept). -#}
+    {%- set properties = historize._history_properties(cfg) -%}
+    {%- for name, value in changes.state.properties.items() if name.startswith('historize.retired.') -%}
+      {%- do properties.update({name: value}) -%}
+    {%- endfor -%}
+    {{ log("historize: " ~ cfg.model_name ~ ": rewriting " ~ history ~ " partitioned by "
+        ~ cfg.partition_by | join(', ') ~ " (was: " ~ changes.state.properties.get('historize.partitioned_by', 'not partitioned by historize') ~ ")", info=true) }}
+    {%- call statement('relayout') -%}
+      replace table {{ history }}
+      using delta
+      partitioned by ({{ historize._column_list(cfg.partition_by) }})
+      {{ historize._properties_clause(properties) }}
+      as select * from {{ history }}
+    {%- endcall -%}
   {%- endif -%}
   {%- if changes.properties -%}
     {%- call statement('set_properties') -%}
@@ -195,34 +300,200 @@
     {%- endcall -%}
   {%- endif -%}
   {{ historize._schema_sync_apply(changes.plan, cfg, history, before) }}
+  {%- if changes.plan.rehash and cfg.hash_column -%}
+    {%- if rehash_sql -%}
+      {%- call statement('rehash') -%}
+        {{ rehash_sql }}
+      {%- endcall -%}
+    {%- endif -%}
+    {%- call statement('rehash_done') -%}
+      alter table {{ history }} unset tblproperties if exists ({{ historize._string_literal('historize.rehash_pending') }})
+    {%- endcall -%}
+  {%- endif -%}
 {% endmacro %}
 
 
-{#- A table laid out otherwise (built by an earlier version of the
-    materialization, or before the model's partition_by changed: its
-    `historize.partitioned_by` is not the model's) rewritten in the
-    materialization's layout, in one commit: every row kept, its Delta history kept (a REPLACE is a commit of
-    the same table, so time travel still reaches the versions before it).
-    Properties become the model's (historize.retired.* marks are kept). -#}
-{% macro _relayout_history_table(cfg, history, state) %}
-  {%- set properties = historize._history_properties(cfg) -%}
-  {%- for name, value in state.properties.items() if name.startswith('historize.retired.') -%}
-    {%- do properties.update({name: value}) -%}
+{#- Schema evolution of a history table, before a load. Compares the select's
+    columns with the table's and brings the table in line without losing
+    history: renames by former_names, new columns, retired columns (kept, marked),
+    reactivated columns, type widening. Everything is checked before any DDL,
+    so a bad case changes nothing. See docs/schema_evolution.md. -#}
+
+
+{#- True when Delta's type widening changes `old` into `new` in place. -#}
+{% macro _is_type_widening(old, new) %}
+  {%- set integral = ['tinyint', 'smallint', 'int', 'bigint'] -%}
+  {%- set digits = {'tinyint': 3, 'smallint': 5, 'int': 10, 'bigint': 20} -%}
+  {%- set old_decimal = modules.re.match('decimal\\((\\d+),\\s*(\\d+)\\)', old) -%}
+  {%- set new_decimal = modules.re.match('decimal\\((\\d+),\\s*(\\d+)\\)', new) -%}
+  {%- if old in integral and new in integral -%}
+    {{ return(integral.index(new) > integral.index(old)) }}
+  {%- elif old in ['tinyint', 'smallint', 'int', 'float'] and new == 'double' -%}
+    {{ return(true) }}
+  {%- elif old == 'date' and new == 'timestamp_ntz' -%}
+    {{ return(true) }}
+  {%- elif old in integral and new_decimal -%}
+    {{ return((new_decimal.group(1) | int) - (new_decimal.group(2) | int) >= digits[old]) }}
+  {%- elif old_decimal and new_decimal -%}
+    {%- set p1, s1 = old_decimal.group(1) | int, old_decimal.group(2) | int -%}
+    {%- set p2, s2 = new_decimal.group(1) | int, new_decimal.group(2) | int -%}
+    {{ return(p2 >= p1 and s2 >= s1 and p2 - s2 >= p1 - s1 and (p2, s2) != (p1, s1)) }}
+  {%- endif -%}
+  {{ return(false) }}
+{% endmacro %}
+
+
+{#- What the table needs, from its `state` (_history_table_changes): `select_columns`
+    (name, data_type) are the select's business columns; `managed` the table's columns the materialization owns,
+    `managed_renames` (old, new) pairs of them (a surrogate key named after a
+    renamed table). Raises, naming the columns, on an ambiguous rename or a type
+    change that is not a widening. -#}
+{% macro _schema_sync_plan(cfg, history, state, select_columns, managed, managed_renames=[]) %}
+  {%- set table_types = {} -%}
+  {%- set table_order = [] -%}
+  {%- for column in state.columns -%}
+    {%- do table_types.update({column.name | lower: column.data_type | lower}) -%}
+    {%- do table_order.append(column.name | lower) -%}
   {%- endfor -%}
-  {{ log("historize: " ~ cfg.model_name ~ ": rewriting " ~ history ~ " partitioned by "
-      ~ cfg.partition_by | join(', ') ~ " (was: " ~ state.properties.get('historize.partitioned_by', 'not partitioned by historize') ~ ")", info=true) }}
-  {%- call statement('relayout') -%}
-    replace table {{ history }}
-    using delta
-    partitioned by ({{ historize._column_list(cfg.partition_by) }})
-    {{ historize._properties_clause(properties) }}
-    as select * from {{ history }}
-  {%- endcall -%}
+  {%- set retired_prefix = 'historize.retired.' -%}
+  {%- set retired = {} -%}
+  {%- for name, value in state.properties.items() if name.startswith(retired_prefix) -%}
+    {%- do retired.update({name[retired_prefix | length:]: value}) -%}
+  {%- endfor -%}
+
+  {#- The former names of each column: from the column's meta in this model's YAML, else in the
+      YAML of the first upstream node that declares them for a column of that name. -#}
+  {%- set nodes = [model] -%}
+  {%- for node_id in model.depends_on.nodes -%}
+    {%- set node = graph.nodes.get(node_id) or graph.sources.get(node_id) -%}
+    {%- if node -%}{%- do nodes.append(node) -%}{%- endif -%}
+  {%- endfor -%}
+  {%- set declared = {} -%}
+  {%- for node in nodes -%}
+    {%- for column_name, column in (node.columns or {}).items() if column_name | lower not in declared -%}
+      {%- set meta = column.get('meta') or (column.get('config') or {}).get('meta') or {} -%}
+      {%- set names = meta.get('former_names') or [] -%}
+      {%- if names -%}
+        {%- do declared.update({column_name | lower: ([names] if names is string else names) | map('lower') | list}) -%}
+      {%- endif -%}
+    {%- endfor -%}
+  {%- endfor -%}
+
+  {%- set plan = {'renamed': [], 'added': [], 'retired': [], 'reactivated': [], 'widened': [], 'errors': []} -%}
+  {%- set claimed = [] -%}
+  {%- for old, new in managed_renames if old in table_order and new not in table_order -%}
+    {%- do plan.renamed.append((old, new)) -%}
+    {%- do claimed.append(old) -%}
+  {%- endfor -%}
+  {%- set managed_count = plan.renamed | length -%}
+  {%- for column in select_columns -%}
+    {%- set name = column.name | lower -%}
+    {%- set type = column.data_type | lower -%}
+    {%- set formers = (declared.get(name) or []) | reject('equalto', name) | list -%}
+    {%- set present = formers | select('in', table_order) | reject('in', managed) | list -%}
+    {%- set current = name -%}
+    {%- if present and name in table_types -%}
+      {%- do plan.errors.append("column " ~ name ~ " and its former name " ~ present | join(', ')
+          ~ " are both in the table; rename or drop one by hand") -%}
+    {%- elif present | length > 1 -%}
+      {%- do plan.errors.append("column " ~ name ~ " has several former names in the table: " ~ present | join(', ')) -%}
+    {%- elif present -%}
+      {%- do plan.renamed.append((present[0], name)) -%}
+      {%- do claimed.append(present[0]) -%}
+      {%- set current = present[0] -%}
+    {%- endif -%}
+    {%- if current in table_types -%}
+      {%- do claimed.append(current) -%}
+      {%- set old_type = table_types[current] -%}
+      {%- if old_type != type -%}
+        {%- if historize._is_type_widening(old_type, type) -%}
+          {%- do plan.widened.append((name, old_type, type)) -%}
+        {%- else -%}
+          {%- do plan.errors.append("column " ~ name ~ " changes type from " ~ old_type ~ " to " ~ type
+              ~ ", which is not a widening Delta can apply in place") -%}
+        {%- endif -%}
+      {%- endif -%}
+      {%- if current in retired -%}{%- do plan.reactivated.append(name) -%}{%- endif -%}
+    {%- elif not present -%}
+      {%- do plan.added.append((name, type)) -%}
+    {%- endif -%}
+  {%- endfor -%}
+  {%- for name in table_order if name not in claimed and name not in managed and name not in retired -%}
+    {%- do plan.retired.append(name) -%}
+  {%- endfor -%}
+
+  {%- if plan.errors -%}
+    {{ exceptions.raise_compiler_error("historize: model " ~ cfg.model_name ~ ": cannot bring " ~ history
+        ~ " in line with the select: " ~ plan.errors | join('; ') ~ ". Nothing was written") }}
+  {%- endif -%}
+  {%- do plan.update({'changed': (plan.renamed or plan.added or plan.retired or plan.reactivated or plan.widened) | length > 0,
+                      'rehash': cfg.hash_column is not none and (plan.renamed | length > managed_count or plan.retired
+                                 or plan.reactivated or plan.widened or 'historize.rehash_pending' in state.properties),
+                      'rehash_marked': 'historize.rehash_pending' in state.properties,
+                      'widening_enabled': state.properties.get('delta.enableTypeWidening') == 'true',
+                      'table_order': table_order}) -%}
+  {{ return(plan) }}
 {% endmacro %}
 
 
-{% macro _log_full_refresh(model_name) %}
-  {%- if should_full_refresh() -%}
-    {{ log("historize: " ~ model_name ~ ": --full-refresh never rebuilds a history table; loading incrementally", info=true) }}
+{#- Applies a plan: each change is one DDL statement, each safe to rerun (a
+    rerun plans only what is still missing). New columns go before the
+    managed column `before`, after the business columns. -#}
+{% macro _schema_sync_apply(plan, cfg, history, before) %}
+  {%- set at = historize.load_timestamp() -%}
+  {%- set previous = plan.table_order[plan.table_order.index(before) - 1] -%}
+  {%- set renamed_to = {} -%}
+  {%- for old, new in plan.renamed -%}{%- do renamed_to.update({old: new}) -%}{%- endfor -%}
+  {%- set anchors = [renamed_to.get(previous, previous)] + plan.added | map(attribute=0) | list -%}
+  {#- First, in one commit: type widening enabled, and the mark that the
+      stored hashes are due (cleared by _sync_history_table), so that
+      a run killed anywhere between here and the rehash leaves it. -#}
+  {%- set first = {} -%}
+  {%- if plan.widened and not plan.widening_enabled -%}{%- do first.update({'delta.enableTypeWidening': 'true'}) -%}{%- endif -%}
+  {%- if plan.rehash and not plan.rehash_marked -%}{%- do first.update({'historize.rehash_pending': at}) -%}{%- endif -%}
+  {%- if first -%}
+    {%- call statement('schema_change_properties') -%}
+      alter table {{ history }} set {{ historize._properties_clause(first) }}
+    {%- endcall -%}
+  {%- endif -%}
+  {%- for old, new in plan.renamed -%}
+    {%- call statement('rename_' ~ old) -%}
+      alter table {{ history }} rename column {{ historize._quote(old) }} to {{ historize._quote(new) }}
+    {%- endcall -%}
+  {%- endfor -%}
+  {%- for name, old_type, new_type in plan.widened -%}
+    {%- call statement('widen_' ~ name) -%}
+      alter table {{ history }} alter column {{ historize._quote(name) }} type {{ new_type }}
+    {%- endcall -%}
+  {%- endfor -%}
+  {%- for name, type in plan.added -%}
+    {%- call statement('add_' ~ name) -%}
+      alter table {{ history }} add columns ({{ historize._quote(name) }} {{ type }} after {{ historize._quote(anchors[loop.index0]) }})
+    {%- endcall -%}
+  {%- endfor -%}
+  {%- for name in plan.retired -%}
+    {%- call statement('retire_' ~ name) -%}
+      alter table {{ history }} alter column {{ historize._quote(name) }}
+        comment {{ historize._string_literal('retired at ' ~ at ~ ': no longer in the select of ' ~ cfg.model_name ~ '; NULL in versions loaded since') }}
+    {%- endcall -%}
+    {%- call statement('retire_property_' ~ name) -%}
+      alter table {{ history }} set tblproperties ({{ historize._string_literal('historize.retired.' ~ name) }} = '{{ at }}')
+    {%- endcall -%}
+  {%- endfor -%}
+  {%- for name in plan.reactivated -%}
+    {%- call statement('reactivate_' ~ name) -%}
+      alter table {{ history }} alter column {{ historize._quote(name) }}
+        comment {{ historize._string_literal((model.columns.get(name) or {}).get('description') or '') }}
+    {%- endcall -%}
+    {%- call statement('reactivate_property_' ~ name) -%}
+      alter table {{ history }} unset tblproperties if exists ({{ historize._string_literal('historize.retired.' ~ name) }})
+    {%- endcall -%}
+  {%- endfor -%}
+  {%- if plan.changed -%}
+    {{ log("historize: " ~ cfg.model_name ~ ": schema: renamed " ~ (plan.renamed | map('join', ' to ') | join(', ') or 'none')
+        ~ "; added " ~ (plan.added | map(attribute=0) | join(', ') or 'none')
+        ~ "; retired " ~ (plan.retired | join(', ') or 'none')
+        ~ "; reactivated " ~ (plan.reactivated | join(', ') or 'none')
+        ~ "; widened " ~ (plan.widened | map(attribute=0) | join(', ') or 'none'), info=true) }}
   {%- endif -%}
 {% endmacro %}

@@ -17,22 +17,18 @@
   {%- for column in columns | sort(attribute='name' if columns and columns[0] is not string else none) -%}
     {%- set name = (column if column is string else column.name) | lower -%}
     {%- set dtype = none if column is string else column.dtype -%}
-    {%- set value = historize._value_as_text(historize._qualified(name, relation_alias), dtype) -%}
+    {#- As text that round-trips: complex types as JSON, binary as hex. -#}
+    {%- set kind = (dtype or '') | lower -%}
+    {%- set qualified = historize._qualified(name, relation_alias) -%}
+    {%- if kind.startswith('array') or kind.startswith('map') or kind.startswith('struct') -%}
+      {%- set value = 'to_json(' ~ qualified ~ ')' -%}
+    {%- elif kind == 'binary' -%}
+      {%- set value = 'hex(' ~ qualified ~ ')' -%}
+    {%- else -%}
+      {%- set value = 'cast(' ~ qualified ~ ' as string)' -%}
+    {%- endif -%}
     {%- set label = historize._string_literal((name | length) ~ ':' ~ name) -%}
     {%- do tokens.append("concat(" ~ label ~ ", cast(length(" ~ value ~ ") as string), ':', " ~ value ~ ")") -%}
   {%- endfor -%}
   {{- return("sha2(concat_ws(''" ~ (", " if tokens else "") ~ tokens | join(", ") ~ "), 256)") -}}
-{% endmacro %}
-
-
-{#- A column's value as text that round-trips: complex types as JSON, binary as hex. -#}
-{% macro _value_as_text(expression, dtype=none) %}
-  {%- set kind = (dtype or '') | lower -%}
-  {%- if kind.startswith('array') or kind.startswith('map') or kind.startswith('struct') -%}
-    {{- return("to_json(" ~ expression ~ ")") -}}
-  {%- elif kind == 'binary' -%}
-    {{- return("hex(" ~ expression ~ ")") -}}
-  {%- else -%}
-    {{- return("cast(" ~ expression ~ " as string)") -}}
-  {%- endif -%}
 {% endmacro %}

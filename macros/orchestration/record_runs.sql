@@ -44,7 +44,8 @@
     {%- set ledger = historize._run_ledger(key[0], key[1]) -%}
     {%- call statement('record_runs') -%}
       insert into {{ ledger }} (
-          {{ historize._run_ledger_columns() | map('first') | join(', ') }}
+          table_name, model, invocation_id, load_timestamp, load_run_id, started_at, ended_at, outcome, error,
+          new_keys, changed_keys, deleted_keys, rows_inserted, rows_updated, rows_deleted, version_before, version_after
       )
       values
           {{ rows | join(',\n          ') }}
@@ -54,34 +55,31 @@
 {% endmacro %}
 
 
-{% macro _run_ledger_columns() %}
-  {{ return([
-      ('table_name', 'string'),
-      ('model', 'string'),
-      ('invocation_id', 'string'),
-      ('load_timestamp', 'timestamp'),
-      ('load_run_id', 'string'),
-      ('started_at', 'timestamp'),
-      ('ended_at', 'timestamp'),
-      ('outcome', 'string'),
-      ('error', 'string'),
-      ('new_keys', 'bigint'),
-      ('changed_keys', 'bigint'),
-      ('deleted_keys', 'bigint'),
-      ('rows_inserted', 'bigint'),
-      ('rows_updated', 'bigint'),
-      ('rows_deleted', 'bigint'),
-      ('version_before', 'bigint'),
-      ('version_after', 'bigint'),
-  ]) }}
-{% endmacro %}
-
-
 {#- The run ledger of a schema, created when missing. -#}
 {% macro _run_ledger(database, schema) %}
   {%- set ledger = api.Relation.create(database=database, schema=schema, identifier='historize_runs',
         type='table') -%}
-  {{ historize._create_ledger(ledger, historize._run_ledger_columns()) }}
+  {%- call statement('create_historize_runs') -%}
+    create table if not exists {{ ledger }} (
+        table_name string,
+        model string,
+        invocation_id string,
+        load_timestamp timestamp,
+        load_run_id string,
+        started_at timestamp,
+        ended_at timestamp,
+        outcome string,
+        error string,
+        new_keys bigint,
+        changed_keys bigint,
+        deleted_keys bigint,
+        rows_inserted bigint,
+        rows_updated bigint,
+        rows_deleted bigint,
+        version_before bigint,
+        version_after bigint
+    ) using delta
+  {%- endcall -%}
   {{ return(ledger) }}
 {% endmacro %}
 

@@ -11,7 +11,7 @@ from conftest import PROJECT_YML, load_reports
 
 from historize_tools import dbt_runner as dbt
 
-# The column of the guard's one-row relation (macros/common/concurrency.sql).
+# The column of the guard's one-row relation (macros/common/guard.sql).
 GUARD_COLUMN = "_historize_unchanged"
 HOOK = 'on-run-end: ["{{ historize.record_runs(results) }}"]\n'
 SOURCE = "id int, name string"

@@ -85,3 +85,333 @@
         ~ "; allowed: " ~ cfg.operations | join(', ') ~ ". Nothing was written") }}
   {%- endif -%}
 {% endmacro %}
+
+
+{#- SQL builders of fivetran_history. Aliases: `batch` the staged batch of
+    events, `hist` the history table, `chg` the change set.
+
+    The batch is walked per key in _fivetran_start order with window functions,
+    which gives every version the rules want for the keys of the batch. The
+    MERGE then applies only the difference from the versions already there, so
+    a replayed batch writes nothing and a batch is one commit. -#}
+
+{#- The change set of a batch: every version the batch's events give their
+    keys, compared with the versions already there. `_historize_action`: new
+    (a version to insert), changed (a version whose values, end or flag
+    differ), deleted (a version the batch replaces: a re-delivered event at
+    another time), unchanged (left out). Each step reads the one before it
+    once (Spark computes a CTE again at each read): the base version travels
+    with the events, and both sides of the comparison meet in one group by
+    key and start. -#}
+{% macro _fivetran_history_changes_sql(cfg, history, staged, columns) %}
+  {%- set keys, data_columns, q = cfg.unique_key, columns.data, historize._quote -%}
+    with
+    {{ historize._fivetran_history_batch_ctes(cfg, history, staged, columns) }},
+
+    {{ historize._fivetran_history_walk_ctes(cfg, columns) }},
+
+    {{ historize._fivetran_history_versions_ctes(cfg, columns) }},
+
+    compared as (
+        select
+            {{ historize._select_list(keys, 'by_start') }},
+            {%- for name in data_columns %}
+            by_start.wanted.{{ q('c' ~ loop.index0) }} as {{ q(name) }},
+            {%- endfor %}
+            by_start._historize_start as {{ q(cfg.valid_from) }},
+            by_start.wanted._historize_end as {{ q(cfg.valid_to) }},
+            by_start.wanted._historize_active as {{ q(cfg.current_flag) }},
+            by_start.wanted._historize_synced as {{ q(cfg.synced) }},
+            case
+                when by_start.wanted is null then 'deleted'
+                when by_start.affected is null then 'new'
+                when by_start.wanted <=> by_start.affected then 'unchanged'
+                else 'changed'
+            end as _historize_action
+        from versions_by_start as by_start
+    )
+
+    select *
+    from compared
+    where _historize_action <> 'unchanged'
+{% endmacro %}
+
+
+{#- The batch (typed, one row per event); the versions already in the table
+    for its keys (`existing`), each marked whether it began before the key's
+    earliest upsert or update (`_historize_before_batch`: the batch leaves
+    those as they are, but for the latest, which it may close) and ranked
+    among its kind; and `base`, that latest version before the batch. -#}
+{% macro _fivetran_history_batch_ctes(cfg, history, staged, columns) %}
+  {%- set keys, data_columns, q = cfg.unique_key, columns.data, historize._quote -%}
+    batch as (
+        select
+            {%- for name in keys %}
+            cast({{ q(name) }} as {{ columns.types[name] }}) as {{ q(name) }},
+            {%- endfor %}
+            {%- for name in data_columns %}
+            {{ q(name) }},
+            {%- endfor %}
+            cast({{ q(cfg.valid_from) }} as timestamp) as _historize_event_at,
+            lower({{ q(cfg.op_column) }}) as _historize_op,
+            {% if columns.has_synced %}cast({{ q(cfg.synced) }} as timestamp){% else %}{{ historize.load_timestamp_sql() }}{% endif %} as _historize_synced
+        from {{ staged }}
+    ),
+
+    earliest as (
+        select
+            {{ historize._select_list(keys) }},
+            min(_historize_event_at) as _historize_earliest
+        from batch
+        where _historize_op in ('upsert', 'update')
+        group by {{ historize._column_list(keys) }}
+    ),
+
+    batch_keys as (
+        select distinct {{ historize._column_list(keys) }}
+        from batch
+    ),
+
+    existing as (
+        select
+            hist.*,
+            earliest._historize_earliest,
+            earliest._historize_earliest is null or hist.{{ q(cfg.valid_from) }} < earliest._historize_earliest as _historize_before_batch
+        from {{ history }} as hist
+        left semi join batch_keys on {{ historize._key_join(keys, 'hist', 'batch_keys') }}
+        left join earliest on {{ historize._key_join(keys, 'hist', 'earliest') }}
+    ),
+
+    ranked as (
+        select
+            *,
+            row_number() over (partition by {{ historize._column_list(keys) }}, _historize_before_batch order by {{ q(cfg.valid_from) }} desc) as _historize_rank
+        from existing
+    ),
+
+    base as (
+        select
+            *,
+            {{ q(cfg.current_flag) }} or (_historize_earliest is not null and {{ q(cfg.valid_to) }} >= _historize_earliest) as _historize_is_current
+        from ranked
+        where _historize_before_batch and _historize_rank = 1
+    )
+{%- endmacro %}
+
+
+{#- The events that apply, walked per key in time order, with the latest value
+    given for each column so far; each carries its key's base version (its
+    start, and the version as _fivetran_history_version_struct gives it). -#}
+{% macro _fivetran_history_walk_ctes(cfg, columns) %}
+  {%- set keys, data_columns, q = cfg.unique_key, columns.data, historize._quote -%}
+  {%- set by_key = 'partition by ' ~ historize._column_list(keys) ~ ' order by _historize_event_at' -%}
+  {%- set base_data = [] -%}
+  {%- for name in data_columns -%}{%- do base_data.append('base.' ~ q(name)) -%}{%- endfor -%}
+    -- a delete before the base version began has nothing to close
+    events as (
+        select
+            batch.*,
+            base.{{ q(cfg.valid_from) }} is not null as _historize_has_base,
+            coalesce(base._historize_is_current, false) as _historize_base_is_current,
+            base.{{ q(cfg.valid_from) }} as _historize_base_start,
+            {{ historize._fivetran_history_version_struct(base_data, 'base.' ~ q(cfg.valid_to), 'base.' ~ q(cfg.current_flag),
+                'base.' ~ q(cfg.synced)) }} as _historize_base_version
+        from batch
+        left join base on {{ historize._key_join(keys, 'batch', 'base') }}
+        where not (batch._historize_op = 'delete' and coalesce(batch._historize_event_at < base.{{ q(cfg.valid_from) }}, false))
+    ),
+
+    -- an update with no version at all before it is ignored: with no base
+    -- version, only an upsert before it gives it one (an ignored update does not)
+    counted as (
+        select
+            *,
+            coalesce(sum(case when _historize_op = 'upsert' then 1 else 0 end)
+                over ({{ by_key }} rows between unbounded preceding and 1 preceding), 0) as _historize_upserts_before
+        from events
+    ),
+
+    applicable as (
+        select
+            *,
+            lag(_historize_op) over ({{ by_key }}) as _historize_previous_op
+        from counted
+        where not (_historize_op = 'update' and not _historize_has_base and _historize_upserts_before = 0)
+    ),
+
+    -- a delete with no current version does nothing
+    kept as (
+        select *
+        from applicable
+        where _historize_op <> 'delete'
+            or case when _historize_previous_op is null then _historize_base_is_current else _historize_previous_op <> 'delete' end
+    ),
+
+    walked as (
+        select
+            *,
+            lead(_historize_op) over ({{ by_key }}) as _historize_next_op,
+            lead(_historize_event_at) over ({{ by_key }}) as _historize_next_event_at,
+            row_number() over ({{ by_key }}) as _historize_position
+            {%- for name in data_columns %},
+            -- the latest value given for the column so far (NULL when only unmodified)
+            last_value(
+                case when _historize_op <> 'delete' and not (cast({{ q(name) }} as string) <=> {{ historize._string_literal(cfg.unmodified_string) }})
+                    then named_struct('v', cast({{ q(name) }} as {{ columns.types[name] }})) end,
+                true
+            ) over ({{ by_key }} rows between unbounded preceding and current row) as {{ q('_historize_given_' ~ loop.index0) }}
+            {%- endfor %}
+        from kept
+    )
+{%- endmacro %}
+
+
+{#- Both sides of the comparison, by key and start: `versions_by_start`
+    holds the version the walk wants there (`wanted`) and the one the table
+    has there that the batch may change (`affected`), each a
+    _fivetran_history_version_struct, either NULL. From one read of the walk
+    come each event's new version and, for a key whose base version is
+    current, that version closed where the first event begins (wanted) and as
+    it is (affected); the table's versions from the key's earliest upsert or
+    update on are the rest of `affected`. -#}
+{% macro _fivetran_history_versions_ctes(cfg, columns) %}
+  {%- set keys, data_columns, q = cfg.unique_key, columns.data, historize._quote -%}
+  {%- set new_data, base_data, table_data = [], [], [] -%}
+  {%- for name in data_columns -%}
+    {%- set given = 'walked.' ~ q('_historize_given_' ~ loop.index0) -%}
+    {%- set base_value = 'walked._historize_base_version.' ~ q('c' ~ loop.index0) -%}
+    {%- do new_data.append('case when ' ~ given ~ ' is null then ' ~ base_value ~ ' else ' ~ given ~ '.v end') -%}
+    {%- do base_data.append(base_value) -%}
+    {%- do table_data.append('ranked.' ~ q(name)) -%}
+  {%- endfor -%}
+  {#- (a struct's field is on one line; the struct macro indents the rest) -#}
+  {%- set new_end = "case\n        when walked._historize_next_op is null then " ~ cfg.tmax_sql
+      ~ "\n        when walked._historize_next_op = 'delete' then walked._historize_next_event_at"
+      ~ "\n        else walked._historize_next_event_at - interval 1 millisecond\n    end" -%}
+  {%- set closed_end = "case when walked._historize_op = 'delete' then walked._historize_event_at"
+      ~ "\n        else walked._historize_event_at - interval 1 millisecond end" -%}
+    -- each event's new version, and its key's base version closed where the
+    -- first event begins
+    versioned as (
+        select
+            walked.*,
+            {{ historize._fivetran_history_version_struct(new_data, new_end, 'walked._historize_next_op is null',
+                'walked._historize_synced') | indent(12) }} as _historize_new_version,
+            {{ historize._fivetran_history_version_struct(base_data, closed_end, 'false',
+                'walked._historize_base_version._historize_synced') | indent(12) }} as _historize_closed_base
+        from walked
+    ),
+
+    generated as (
+        select
+            {{ historize._select_list(keys, 'versioned') }},
+            generated_version._historize_start,
+            generated_version._historize_side,
+            generated_version._historize_version
+        from versioned
+        lateral view inline(filter(array(
+            case when versioned._historize_op <> 'delete' then named_struct(
+                '_historize_start', versioned._historize_event_at, '_historize_side', 'wanted',
+                '_historize_version', versioned._historize_new_version) end,
+            case when versioned._historize_position = 1 and versioned._historize_base_is_current then named_struct(
+                '_historize_start', versioned._historize_base_start, '_historize_side', 'wanted',
+                '_historize_version', versioned._historize_closed_base) end,
+            case when versioned._historize_position = 1 and versioned._historize_base_is_current then named_struct(
+                '_historize_start', versioned._historize_base_start, '_historize_side', 'affected',
+                '_historize_version', versioned._historize_base_version) end
+        ), generated_version -> generated_version is not null)) generated_version
+            as _historize_start, _historize_side, _historize_version
+    ),
+
+    sides as (
+        select
+            {{ historize._select_list(keys, 'generated') }},
+            generated._historize_start,
+            generated._historize_side,
+            generated._historize_version
+        from generated
+        union all
+        select
+            {{ historize._select_list(keys, 'ranked') }},
+            ranked.{{ q(cfg.valid_from) }} as _historize_start,
+            'affected' as _historize_side,
+            {{ historize._fivetran_history_version_struct(table_data, 'ranked.' ~ q(cfg.valid_to),
+                'ranked.' ~ q(cfg.current_flag), 'ranked.' ~ q(cfg.synced)) | indent(12) }} as _historize_version
+        from ranked
+        where not ranked._historize_before_batch
+    ),
+
+    versions_by_start as (
+        select
+            {{ historize._select_list(keys, 'sides') }},
+            sides._historize_start,
+            first(case when sides._historize_side = 'wanted' then sides._historize_version end, true) as wanted,
+            first(case when sides._historize_side = 'affected' then sides._historize_version end, true) as affected
+        from sides
+        group by {{ historize._column_list(keys, 'sides') }}, sides._historize_start
+    )
+{%- endmacro %}
+
+
+{#- A version as one struct, for both sides of the comparison: the data
+    columns by position (c0, c1, ...; any name may be a column's), then its
+    end, flag and sync time. -#}
+{% macro _fivetran_history_version_struct(data_values, valid_to, current_flag, synced) %}
+  {%- set fields = [] -%}
+  {%- for value in data_values -%}{%- do fields.append("'c" ~ loop.index0 ~ "', " ~ value) -%}{%- endfor -%}
+  {%- do fields.extend(["'_historize_end', " ~ valid_to, "'_historize_active', " ~ current_flag, "'_historize_synced', " ~ synced]) -%}
+  {{- return('named_struct(\n    ' ~ fields | join(',\n    ') ~ '\n)') -}}
+{% endmacro %}
+
+
+{#- A load's one MERGE: its source computes the change set of the batch
+    `source` (the batch was checked before), guarded by the version `read`.
+    Delta's result of it gives the counts by action: each new version is a
+    row inserted, each changed one a row updated, each replaced one a row
+    deleted. -#}
+{% macro _fivetran_history_checked_merge_sql(cfg, history, staged, columns, read) %}
+  {%- set with_sql -%}
+        with historize_changes as (
+            {{ historize._fivetran_history_changes_sql(cfg, history, staged, columns) | indent(8) }}
+        )
+  {%- endset -%}
+  {{ return(historize._fivetran_history_merge_sql(cfg, history, 'historize_changes', columns,
+      historize._unchanged_since(read, cfg), with_sql)) }}
+{% endmacro %}
+
+
+{#- One MERGE writes the difference: delete the replaced versions, update the
+    changed ones, insert the new. -#}
+{% macro _fivetran_history_merge_sql(cfg, history, changes, columns, guard, with_sql='') %}
+  {%- set keys = cfg.unique_key -%}
+  {%- set data_columns = columns.data -%}
+  {%- set written = data_columns + [cfg.valid_to, cfg.current_flag, cfg.synced] -%}
+    {{ historize._guarded_merge_into(history, changes, guard, with_sql) }}
+    on {{ historize._key_join(keys, 'hist', 'chg') }}
+        and hist.{{ historize._quote(cfg.valid_from) }} = chg.{{ historize._quote(cfg.valid_from) }}
+    when matched and chg._historize_action = 'deleted' then delete
+    when matched and chg._historize_action = 'changed' then update set
+        {%- for name in written %}
+        {{ historize._quote(name) }} = chg.{{ historize._quote(name) }}{{ ',' if not loop.last }}
+        {%- endfor %}
+    when not matched and chg._historize_action = 'new' then insert (
+        {{ historize._column_list(historize._fivetran_history_table_columns(cfg, data_columns)) }}
+    ) values (
+        {{ historize._column_list(historize._fivetran_history_table_columns(cfg, data_columns), 'chg') }}
+    )
+{% endmacro %}
+
+
+{% macro _fivetran_history_table_columns(cfg, data_columns) %}
+  {{ return(cfg.unique_key + data_columns + cfg.technical_columns) }}
+{% endmacro %}
+
+
+{#- The table's (name, type) pairs, in table order. -#}
+{% macro _fivetran_history_table_types(cfg, columns) %}
+  {%- set pairs = [] -%}
+  {%- for name in cfg.unique_key + columns.data -%}{%- do pairs.append((name, columns.types[name])) -%}{%- endfor -%}
+  {%- do pairs.extend([(cfg.valid_from, 'timestamp'), (cfg.valid_to, 'timestamp'), (cfg.current_flag, 'boolean'),
+        (cfg.synced, 'timestamp')]) -%}
+  {{ return(pairs) }}
+{% endmacro %}

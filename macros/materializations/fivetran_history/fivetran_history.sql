@@ -5,51 +5,52 @@
 
   {#- A table that does not exist yet may be a renamed history table. -#}
   {%- set relations = historize._history_relations(cfg) -%}
-  {%- set target_relation, existing_relation, source_view, found = relations.target, relations.existing,
-        relations.source, relations.found -%}
+  {%- set target_relation, existing_relation, staged_view, found = relations.history, relations.existing,
+        relations.staged, relations.found -%}
 
   {{ run_hooks(pre_hooks) }}
 
-  {{ historize._log_full_refresh(cfg.model_name) }}
-
-  {%- set select_columns = historize._stage_select(source_view, sql) -%}
+  {%- set select_columns = historize._stage_select(staged_view, sql) -%}
   {%- set columns = historize._fivetran_history_columns(cfg, select_columns) -%}
   {%- if found.relation is not none -%}
     {#- No hash to bring in line: versions come from the events. -#}
     {%- set typed = [] -%}
     {%- for name in cfg.unique_key + columns.data -%}{%- do typed.append({'name': name, 'data_type': columns.types[name]}) -%}{%- endfor -%}
-    {%- set state = historize._read_table_state(found.relation) -%}
-    {%- set changes = historize._history_table_changes(cfg, found, state, typed, cfg.technical_columns) -%}
+    {%- set changes = historize._history_table_changes(cfg, found, typed, cfg.technical_columns) -%}
   {%- endif -%}
   {#- The batch is checked before a table is created or changed, else after
       the version is read (below). -#}
   {%- set checked_first = found.relation is none or changes.changes_table -%}
   {%- if checked_first -%}
-    {{ historize._fivetran_history_check_batch(cfg, source_view) }}
+    {{ historize._fivetran_history_check_batch(cfg, staged_view) }}
   {%- endif -%}
   {%- if found.relation is none -%}
-    {{ historize._create_history_table(target_relation, historize._history_properties(cfg),
-        columns=historize._fivetran_history_table_types(cfg, columns)) }}
-  {%- else -%}
-    {{ historize._sync_history_table(cfg, found, target_relation, state, changes, cfg.valid_from) }}
+    {%- call statement('create_' ~ target_relation.identifier) -%}
+      {{ historize._create_history_table_sql(target_relation, historize._history_properties(cfg),
+          columns=historize._fivetran_history_table_types(cfg, columns)) }}
+    {%- endcall -%}
+    {%- do adapter.cache_added(target_relation) -%}
+  {%- elif changes.changes_table -%}
+    {{ historize._sync_history_table(cfg, found, target_relation, changes, cfg.valid_from) }}
   {%- endif -%}
 
   {#- The write fails if another run writes the table after this read. -#}
-  {%- set read = historize._read_version(target_relation, cfg.guard_scope) -%}
+  {%- set read = historize._read_version(target_relation) -%}
   {%- if not checked_first -%}
-    {{ historize._fivetran_history_check_batch(cfg, source_view) }}
+    {{ historize._fivetran_history_check_batch(cfg, staged_view) }}
   {%- endif -%}
   {#- The load is its MERGE alone: it computes the change set and writes it. -#}
   {{ historize._write_per_task(cfg, true) }}
   {%- call statement('main', fetch_result=true) -%}
-    {{ historize._fivetran_history_checked_merge_sql(cfg, target_relation, source_view, columns, read) }}
+    {{ historize._fivetran_history_checked_merge_sql(cfg, target_relation, staged_view, columns, read) }}
   {%- endcall -%}
   {{ historize._write_per_task(cfg, false) }}
   {%- set merged = historize._merge_result(load_result('main'), read, with_metrics=false) -%}
-  {%- set plan = {'new': merged.inserted, 'changed': merged.updated, 'deleted': merged.deleted} -%}
-  {{ historize._report_load(cfg, plan, merged.affected, "versions") }}
+  {%- set load = {'new': merged.inserted, 'changed': merged.updated, 'deleted': merged.deleted,
+                  'written': merged.affected, 'detail': 'versions'} -%}
+  {{ historize._report_load(cfg, load) }}
 
-  {{ historize._drop_session_views(relations) }}
+  {{ historize._drop_session_views(relations.cached + [relations.staged]) }}
 
   {#- Grants and docs, then post-hooks, as dbt's own materializations order them; a history
       table is never replaced, so grants another tool set stay unless the grants config says so. -#}

@@ -9,7 +9,7 @@
   {{ historize._assert_one_of('strategy', strategy, ['merge', 'ordered']) }}
   {#- refuse: a load older than the table's newest is refused. reconcile: it is
       applied where it belongs in time (_scd2_hist_reconcile.sql), which needs
-      the record of every load (load_ledger.sql) and the one-MERGE strategy. -#}
+      the record of every load (the load ledger) and the one-MERGE strategy. -#}
   {%- set out_of_order = historize._read_option('out_of_order', 'refuse') -%}
   {{ historize._assert_one_of('out_of_order', out_of_order, ['refuse', 'reconcile']) }}
   {%- if out_of_order == 'reconcile' and strategy != 'merge' and execute -%}
@@ -32,10 +32,7 @@
       The model's partition_by, if any, partitions further. -#}
   {%- set model_partitions = config.get('partition_by') or [] -%}
   {%- do cfg.update({
-      'partition_by': [cfg.valid_to] + historize._as_column_list('partition_by', model_partitions, required=false),
-      'guard_scope': 'guarded.' ~ historize._quote(cfg.valid_to) ~ ' is null',
-      'guard_newest': 'guarded.' ~ historize._quote(cfg.valid_from),
-      'rerun_scope': 'guarded.' ~ historize._quote(cfg.valid_from) ~ ' = ' ~ historize.load_timestamp_sql(),
+      'partition_by': [cfg.valid_to] + historize._as_name_list('partition_by', model_partitions),
   }) -%}
   {#- Written after the select's columns, in this order. -#}
   {%- do cfg.update({'technical_columns': [cfg.hash_column, cfg.valid_from, cfg.valid_to, cfg.state, cfg.load_run_id, cfg.loaded_at]}) -%}
@@ -63,4 +60,285 @@
       'attributes': historize._columns_named(select_columns, business | reject('in', cfg.unique_key) | list),
       'has_row_hash': cfg.hash_column in select_names,
   }) }}
+{% endmacro %}
+
+
+{#- The plan of an scd2_hist load and the statements that carry it out.
+    With strategy 'merge' a load is its MERGE alone (guard.sql: _plan_checks_sql);
+    strategy 'ordered' runs the plan query first, for its steps' counts. -#}
+
+{#- That MERGE: the change set of the select `source` computed, checked and
+    written in one statement, guarded by the version `read` (none: no guard,
+    to render it on its own), whose guard is one more aggregate of the scan
+    that finds the newest instant, not a read of its own. With `rerun` (open
+    versions began at this load_timestamp), it checks that they still hold
+    the select's data. -#}
+{% macro _scd2_hist_checked_merge_sql(cfg, history, staged, business_columns, read=none, rerun=true) %}
+  {%- set with_sql -%}
+        with historize_changes as (
+            {{ historize._scd2_hist_changes_sql(cfg, history, staged, business_columns, scope_rows=false) | indent(8) }}
+        ),
+
+        historize_checks as (
+            {{ historize._plan_checks_sql(cfg, history, staged, historize._scd2_hist_newest_sql(cfg, history, read),
+                historize._scd2_hist_rerun_conflicts_sql(cfg, history, staged) if rerun else none, 'version',
+                historize._unchanged_since(read, cfg, within='newest')) | indent(8) }}
+        )
+  {%- endset -%}
+  {{ return(historize._scd2_hist_merge_sql(cfg, history, 'historize_changes', business_columns,
+      historize._unchanged_since(read, cfg, within='checks'), with_sql)) }}
+{% endmacro %}
+
+
+{#- One row of _rerun_conflict_columns: the open versions that began at this
+    load_timestamp whose key the select now changes or leaves out. -#}
+{% macro _scd2_hist_rerun_conflicts_sql(cfg, history, staged) %}
+  {%- set keys = cfg.unique_key -%}
+        select
+            {{ historize._rerun_conflict_columns(keys | length, '_historize_open_started_at') }}
+        from (
+            select
+                {%- for name in keys %}
+                {{ historize._qualified(name, 'started') }} as {{ historize._quote('_historize_key_' ~ loop.index0) }},
+                {%- endfor %}
+                {{ historize._qualified(cfg.valid_from, 'started') }} as _historize_open_started_at,
+                case
+                    when src._historize_in_source is null then 'deleted'
+                    when {{ historize._qualified(cfg.hash_column, 'src') }} <=> {{ historize._qualified(cfg.hash_column, 'started') }} then 'unchanged'
+                    else 'changed'
+                end as _historize_action
+            from {{ history }} as started
+            left join (
+                select
+                    {{ historize._select_list(keys + [cfg.hash_column], 'src_row') }},
+                    true as _historize_in_source
+                from {{ staged }} as src_row
+            ) as src
+                on {{ historize._key_join(keys, 'started', 'src') }}
+            where {{ historize._qualified(cfg.valid_to, 'started') }} is null
+                and {{ historize._qualified(cfg.valid_from, 'started') }} = {{ historize.load_timestamp_sql() }}
+        ) as started_at_load
+{% endmacro %}
+
+
+{#- The newest instant already in the table when it is after this load's
+    load_timestamp (a load older than the table is refused), else one not
+    after it: one row and column `newest_timestamp`. A closed version began
+    before it ended, so it is the newest end or the newest start of an open
+    version; the scan reads the open partition and the partitions of versions
+    that ended after load_timestamp (none, for a load in time order), not the
+    history. Given the guard's `read`, the same row carries the guard
+    (`_historize_unchanged`) over the open versions it reads anyway. -#}
+{% macro _scd2_hist_newest_sql(cfg, history, read=none) %}
+  {%- set valid_to = historize._qualified(cfg.valid_to, 'guarded') -%}
+  {%- set open_versions = historize._guard_scope(cfg, 'guarded') -%}
+    select
+        greatest(max({{ historize._qualified(cfg.valid_from, 'guarded') }}) filter (where {{ open_versions }}),
+            max({{ valid_to }})) as newest_timestamp
+        {%- if read %},
+        {{ historize._unchanged_since_column(read, cfg, filtered=true) | indent(8) }} as _historize_unchanged
+        {%- endif %}
+    from {{ history }} as guarded
+    where {{ open_versions }} or {{ valid_to }} > {{ historize.load_timestamp_sql() }}
+{% endmacro %}
+
+
+{#- One row: the change set's counts by action (and of changed keys that have
+    an open version to close), the rerun conflicts, the open versions the
+    change set read (the guard's count), and the newest instant already in
+    the table. -#}
+{% macro _scd2_hist_plan_sql(cfg, history, changes) %}
+  {%- set counted -%}
+        select
+            {{ historize._action_count_columns(['invalid', 'new', 'changed', 'deleted']) }},
+            coalesce(sum(case when _historize_action = 'changed' and _historize_has_open then 1 else 0 end), 0) as changed_open,
+            {{ historize._rerun_conflict_columns(cfg.unique_key | length, '_historize_open_started_at') }},
+            max(_historize_scope_rows) as scope_rows
+        from {{ changes }}
+  {%- endset -%}
+  {{ historize._plan_with_newest_instant(counted, historize._scd2_hist_newest_sql(cfg, history)) }}
+{% endmacro %}
+
+
+{#- SQL builders of scd2_hist. Aliases: `src` the staged select, `hist` the
+    history table, `chg` the change set. -#}
+
+
+{#- The history table's columns, in order. -#}
+{% macro _scd2_hist_table_columns(cfg, business_columns) %}
+  {{ return([cfg.version_key] + business_columns + cfg.technical_columns) }}
+{% endmacro %}
+
+
+{#- Expressions of a new open version, in table column order, from a relation
+    `alias` holding the select's columns. -#}
+{% macro _scd2_hist_new_version_values(cfg, business_columns, alias, state_sql) %}
+  {%- set values = [historize._version_key(cfg.unique_key, alias)] -%}
+  {%- for name in business_columns + [cfg.hash_column] -%}
+    {%- do values.append(historize._qualified(name, alias)) -%}
+  {%- endfor -%}
+  {%- do values.extend([
+      historize.load_timestamp_sql(),
+      'cast(null as timestamp)',
+      state_sql,
+      historize.load_run_id_sql(),
+      historize._utc_literal(run_started_at),
+  ]) -%}
+  {{ return(values) }}
+{% endmacro %}
+
+
+{#- Each key of the select or with an open version, classified against the
+    table as it is now:
+      invalid    a row of the select whose key is NULL or duplicated (the run
+                 fails on it before writing)
+      new        no open version (first seen, or back after a delete)
+      changed    open version with another row_hash; or, after a run that
+                 stopped between closing and inserting, closed as changed at
+                 this load_timestamp with no open version
+      deleted    open version, key absent from the select
+      unchanged  open version with the same row_hash
+    Unchanged keys are left out. The key check rides on the join's own
+    shuffle by key, so the select is read once. With `scope_rows`, each row
+    carries the guard's count of open versions (_classified_with_scope_rows). -#}
+{% macro _scd2_hist_changes_sql(cfg, history, staged, business_columns, scope_rows=true) %}
+  {%- set keys = cfg.unique_key -%}
+  {%- set first_key = keys[0] -%}
+    with keyed_source as (
+        select
+            src.*,
+            {{ historize._keyed_source_columns(keys, 'src') }}
+        from {{ staged }} as src
+    ),
+
+    open_versions as (
+        select
+            {{ historize._select_list(keys + [cfg.hash_column, cfg.valid_from]) }}
+        from {{ history }}
+        where {{ historize._quote(cfg.valid_to) }} is null
+    ),
+
+    closed_as_changed_by_this_load as (
+        select distinct {{ historize._column_list(keys) }}
+        from {{ history }}
+        where {{ historize._quote(cfg.valid_to) }} = {{ historize.load_timestamp_sql() }}
+            and {{ historize._quote(cfg.state) }} = 'changed'
+    ),
+
+    classified as (
+        select
+            {{ historize._change_set_keys(keys, 'src', 'open_versions') }},
+            {{ historize._select_list(business_columns + [cfg.hash_column], 'src') }},
+            case
+                when {{ historize._invalid_key_condition(keys, 'src') }} then 'invalid'
+                when src._historize_in_source is null then 'deleted'
+                when {{ historize._qualified(first_key, 'open_versions') }} is null
+                    then case when {{ historize._qualified(first_key, 'closed_as_changed_by_this_load') }} is null then 'new' else 'changed' end
+                when {{ historize._qualified(cfg.hash_column, 'src') }} <=> {{ historize._qualified(cfg.hash_column, 'open_versions') }} then 'unchanged'
+                else 'changed'
+            end as _historize_action,
+            {{ historize._qualified(first_key, 'open_versions') }} is not null as _historize_has_open,
+            {{ historize._qualified(cfg.valid_from, 'open_versions') }} as _historize_open_started_at,
+            src._historize_occurrences
+        from keyed_source as src
+        full outer join open_versions
+            on {{ historize._key_join(keys, 'src', 'open_versions') }}
+        left join closed_as_changed_by_this_load
+            on {{ historize._key_join(keys, 'src', 'closed_as_changed_by_this_load') }}
+    )
+  {%- set keep = "classified._historize_action <> 'unchanged'" -%}
+  {%- if scope_rows %},
+
+    {{ historize._classified_with_scope_rows(history, cfg, keep) }}
+  {%- else %}
+    select classified.*
+    from classified
+    where {{ keep }}
+  {%- endif %}
+{% endmacro %}
+
+
+{#- All four effects in one MERGE, one commit: a changed key's row closes its
+    open version and inserts the new one (_split_merge_into). A changed key
+    with no open version (closed as changed at this load_timestamp by a run
+    of strategy 'ordered' that stopped) is closed again, its row matching
+    that closed version. A deleted key's second row (`counted`) writes
+    nothing: it makes Delta's count of source rows tell the deleted keys from
+    the changed ones (the block's counts of a MERGE). -#}
+{% macro _scd2_hist_merge_sql(cfg, history, changes, business_columns, guard, with_sql='') %}
+  {%- set roles -%}
+        case
+            when _historize_action = 'changed' then array('update', 'insert')
+            when _historize_action = 'deleted' then array('update', 'counted')
+            else array('insert')
+        end
+  {%- endset -%}
+  {%- set valid_to = historize._qualified(cfg.valid_to, 'hist') -%}
+    {{ historize._split_merge_into(history, changes, cfg.unique_key, roles, guard, with_sql) }}
+        and ({{ valid_to }} is null or {{ valid_to }} = {{ historize.load_timestamp_sql() }})
+        and ({{ valid_to }} is null) = chg._historize_has_open
+    when matched and chg._historize_action = 'changed' then update set
+        {{ historize._scd2_hist_close_assignments(cfg, 'changed') | indent(4) }}
+    when matched and chg._historize_action = 'deleted' then update set
+        {{ historize._scd2_hist_close_assignments(cfg, 'deleted') | indent(4) }}
+    when not matched and chg._historize_role = 'insert' then insert (
+        {{ historize._column_list(historize._scd2_hist_table_columns(cfg, business_columns)) }}
+    ) values (
+        {{ historize._scd2_hist_new_version_values(cfg, business_columns, 'chg', 'chg._historize_action') | join(',\n        ') }}
+    )
+{% endmacro %}
+
+
+{% macro _scd2_hist_close_assignments(cfg, state) %}
+        {{ historize._quote(cfg.valid_to) }} = {{ historize.load_timestamp_sql() }},
+        {{ historize._quote(cfg.state) }} = '{{ state }}',
+        {{ historize._quote(cfg.load_run_id) }} = {{ historize.load_run_id_sql() }},
+        {{ historize._quote(cfg.loaded_at) }} = {{ historize._utc_literal(run_started_at) }}
+{% endmacro %}
+
+
+{#- The four ordered steps (close changed, close deleted, insert changed,
+    insert new), each its own statement and each safe to rerun: a step run
+    twice finds nothing left to do (closes match only open versions; a rerun
+    of the load sees its own closes as `changed`). Delta rejects subqueries in
+    UPDATE conditions, so the two closing steps are MERGEs. -#}
+{% macro _scd2_hist_step_sql(step, cfg, history, changes, business_columns, guard) %}
+  {%- set keys = cfg.unique_key -%}
+  {%- set key_names = [] -%}
+  {%- for name in keys -%}{%- do key_names.append('_historize_key_' ~ loop.index0) -%}{%- endfor -%}
+  {%- if step in ['close_changed', 'close_deleted'] -%}
+    {%- set state = 'changed' if step == 'close_changed' else 'deleted' -%}
+    merge into {{ history }} as hist
+    using (
+        select
+            {{ historize._select_list(key_names, 'chg') }}
+        from {{ changes }} as chg
+        {{ guard.join }}
+        where chg._historize_action = '{{ state }}' and chg._historize_has_open and {{ guard.predicate }}
+    ) as chg
+    on {{ historize._key_join(keys, 'hist', 'chg', key_names) }}
+        and {{ historize._qualified(cfg.valid_to, 'hist') }} is null
+    when matched then update set
+        {{ historize._scd2_hist_close_assignments(cfg, state) | indent(4) }}
+  {%- else -%}
+    {%- set state = 'changed' if step == 'insert_changed' else 'new' -%}
+    insert into {{ history }} (
+        {{ historize._column_list(historize._scd2_hist_table_columns(cfg, business_columns)) }}
+    )
+    select
+        {{ historize._scd2_hist_new_version_values(cfg, business_columns, 'chg', "'" ~ state ~ "'") | join(',\n        ') }}
+    from {{ changes }} as chg
+    {{ guard.join }}
+    where chg._historize_action = '{{ state }}' and {{ guard.predicate }}
+  {%- endif -%}
+{% endmacro %}
+
+
+{#- After a rename, retirement, reactivation or widening: the open versions'
+    row_hash as the select's attribute columns now give it, so that the schema
+    change alone opens no version. -#}
+{% macro _scd2_hist_rehash_sql(cfg, history, attribute_columns) %}
+    update {{ history }}
+    set {{ historize._quote(cfg.hash_column) }} = {{ historize.row_hash(attribute_columns) }}
+    where {{ historize._quote(cfg.valid_to) }} is null
 {% endmacro %}

@@ -1,3 +1,157 @@
+{#- The load ledger: `historize_loads`, one Delta table per schema, recording
+    every load applied to a history table that keeps it (scd2_hist with
+    out_of_order='reconcile'), loads that changed nothing included. A late
+    load must know every load after it, and a load that changes nothing
+    leaves no trace in the history table itself.
+
+    A load appends its row after its write, in a commit of its own on the
+    ledger, never on the history table. The append is blind (it reads
+    nothing of the ledger), so two models recording at once never conflict.
+    A run killed between its write and its record is recorded by its rerun:
+    the rerun finds its load already in the table, writes nothing, and
+    appends the row. Readers therefore take each instant once, whatever
+    number of rows it has. -#}
+
+{#- The ledger of the history table's schema, created when missing. -#}
+{% macro _load_ledger(history) %}
+  {%- set ledger = api.Relation.create(database=history.database, schema=history.schema,
+        identifier='historize_loads', type='table') -%}
+  {%- if adapter.get_relation(database=history.database, schema=history.schema, identifier='historize_loads') is none -%}
+    {%- call statement('create_historize_loads') -%}
+      create table if not exists {{ ledger }} (
+          table_name string,
+          model string,
+          load_timestamp timestamp,
+          load_run_id string,
+          outcome string,
+          new_keys bigint,
+          changed_keys bigint,
+          deleted_keys bigint,
+          recorded_at timestamp
+      ) using delta
+    {%- endcall -%}
+    {%- do adapter.cache_added(ledger) -%}
+  {%- endif -%}
+  {{ return(ledger) }}
+{% endmacro %}
+
+
+{#- Appends this load's row: `outcome` 'written' or 'nothing to write', the
+    counts by action. -#}
+{% macro _record_load(ledger, cfg, history, load) %}
+  {%- call statement('record_load') -%}
+    insert into {{ ledger }} (
+        table_name, model, load_timestamp, load_run_id, outcome, new_keys, changed_keys, deleted_keys, recorded_at
+    )
+    values (
+        {{ historize._string_literal(history.identifier | lower) }},
+        {{ historize._string_literal(cfg.model_name) }},
+        {{ historize.load_timestamp_sql() }},
+        {{ historize.load_run_id_sql() }},
+        {{ historize._string_literal('written' if load.written > 0 else 'nothing to write') }},
+        {{ load.new | int }},
+        {{ load.changed | int }},
+        {{ load.deleted | int }},
+        {{ historize._utc_literal(run_started_at) }}
+    )
+  {%- endcall -%}
+{% endmacro %}
+
+
+{#- Where this load's load_timestamp lies among the loads applied to
+    `target`: the ledger's (under the table's name or a former one) and the
+    instants in the table itself (a load that changed something, recorded or
+    not). Only instants from load_timestamp on are read: the open partition,
+    the partitions of later ends, and versions that began later (skipped by
+    file statistics otherwise). Returns, as 'YYYY-MM-DD HH:MM:SS.ffffff'
+    UTC texts or none:
+      newest        the newest load
+      known         whether a load at this load_timestamp was applied
+      known_run_id  its load_run_id
+      next          the first load after this one
+      next_run_id   its load_run_id (the ledger's, else the table's) -#}
+{% macro _load_timeline(cfg, history, ledger) %}
+  {%- set at = historize.load_timestamp_sql() -%}
+  {%- set names = [history.identifier | lower] + cfg.former_names -%}
+  {%- set name_list = [] -%}
+  {%- for name in names -%}{%- do name_list.append(historize._string_literal(name)) -%}{%- endfor -%}
+  {%- set valid_from, valid_to, run_id = historize._quote(cfg.valid_from), historize._quote(cfg.valid_to),
+        historize._quote(cfg.load_run_id) -%}
+  {#- In UTC whatever the session's time zone: the form load_timestamp takes. -#}
+  {%- set utc_text = "date_format(to_utc_timestamp({}, current_timezone()), 'yyyy-MM-dd HH:mm:ss.SSSSSS')" -%}
+  {%- set query -%}
+    with ledger_loads as (
+        select
+            recorded.load_timestamp as load_at,
+            recorded.load_run_id,
+            0 as source_rank,
+            recorded.recorded_at
+        from {{ ledger }} as recorded
+        where recorded.table_name in ({{ name_list | join(', ') }})
+            and recorded.load_timestamp >= {{ at }}
+    ),
+
+    {#- A version's start is its opening load only while open: a closed
+        version carries the run id of the load that closed it. -#}
+    table_loads as (
+        select
+            hist.{{ valid_from }} as load_at,
+            case when hist.{{ valid_to }} is null then hist.{{ run_id }} end as load_run_id,
+            1 as source_rank,
+            cast(null as timestamp) as recorded_at
+        from {{ history }} as hist
+        where hist.{{ valid_from }} >= {{ at }}
+        union all
+        select
+            hist.{{ valid_to }} as load_at,
+            hist.{{ run_id }} as load_run_id,
+            1 as source_rank,
+            cast(null as timestamp) as recorded_at
+        from {{ history }} as hist
+        where hist.{{ valid_to }} >= {{ at }}
+    ),
+
+    loads as (
+        select * from ledger_loads
+        union all
+        select * from table_loads
+    ),
+
+    runs as (
+        select
+            loads.load_at,
+            min_by(loads.load_run_id, struct(loads.source_rank, loads.recorded_at)) as load_run_id
+        from loads
+        where loads.load_run_id is not null
+        group by loads.load_at
+    ),
+
+    summary as (
+        select
+            max(loads.load_at) as newest_at,
+            coalesce(max(loads.load_at = {{ at }}), false) as known,
+            min(case when loads.load_at > {{ at }} then loads.load_at end) as next_at
+        from loads
+    )
+
+    select
+        {{ utc_text.format('summary.newest_at') }} as newest,
+        summary.known,
+        known_run.load_run_id as known_run_id,
+        {{ utc_text.format('summary.next_at') }} as next,
+        next_run.load_run_id as next_run_id
+    from summary
+    left join runs as known_run
+        on known_run.load_at = {{ at }}
+    left join runs as next_run
+        on summary.next_at = next_run.load_at
+  {%- endset -%}
+  {%- set row = run_query(query).rows[0] -%}
+  {{ return({'newest': row['newest'], 'known': row['known'], 'known_run_id': row['known_run_id'],
+             'next': row['next'], 'next_run_id': row['next_run_id']}) }}
+{% endmacro %}
+
+
 {#- A late load (out_of_order='reconcile'): a snapshot whose load_timestamp
     lies before the table's newest load, applied where it belongs in time.
 
@@ -26,28 +180,45 @@
     (new, changed, deleted: what the late snapshot did to X). -#}
 {% macro _scd2_hist_reconcile_changes_sql(cfg, history, staged, business_columns, timeline) %}
   {%- set keys = cfg.unique_key -%}
-  {%- set next_at = historize._timestamp_sql(timeline.next) -%}
-  {%- set at_next_key = [] -%}
+  {%- set next_at = "timestamp'" ~ timeline.next ~ "+00:00'" -%}
+  {%- set at_next_key, change_keys = [], [] -%}
   {%- for name in keys -%}
     {%- do at_next_key.append('coalesce(' ~ historize._qualified(name, 'late') ~ ', ' ~ historize._qualified(name, 'at_load') ~ ') = '
         ~ historize._qualified(name, 'at_next')) -%}
+    {%- do change_keys.append('coalesce(' ~ historize._qualified(name, 'late') ~ ', ' ~ historize._qualified(name, 'at_load') ~ ', '
+        ~ historize._qualified(name, 'at_next') ~ ') as ' ~ historize._quote('_historize_key_' ~ loop.index0)) -%}
   {%- endfor -%}
+  {#- Whether the late row and a version hold the same state: the same row_hash, or both absent. -#}
+  {%- set late_hash = historize._qualified(cfg.hash_column, 'late') -%}
+  {%- set same = {} -%}
+  {%- for alias in ['at_load', 'at_next'] -%}
+    {%- do same.update({alias: 'case when ' ~ late_hash ~ ' is null then ' ~ historize._qualified(cfg.version_key, alias)
+        ~ ' is null else coalesce(' ~ late_hash ~ ' = ' ~ historize._qualified(cfg.hash_column, alias) ~ ', false) end'}) -%}
+  {%- endfor -%}
+  {%- set at = historize.load_timestamp_sql() -%}
+  {%- set began, ended = historize._qualified(cfg.valid_from, 'hist'), historize._qualified(cfg.valid_to, 'hist') -%}
     with versions_at_load as (
-        {{ historize._scd2_hist_versions_at(cfg, history, historize.load_timestamp_sql()) }}
+        select hist.*
+        from {{ history }} as hist
+        where {{ began }} <= {{ at }}
+            and ({{ ended }} is null or {{ ended }} > {{ at }})
     ),
 
     versions_at_next as (
-        {{ historize._scd2_hist_versions_at(cfg, history, next_at) }}
+        select hist.*
+        from {{ history }} as hist
+        where {{ began }} <= {{ next_at }}
+            and ({{ ended }} is null or {{ ended }} > {{ next_at }})
     ),
 
     compared as (
         select
-            {{ historize._scd2_hist_reconcile_keys(keys) }},
+            {{ change_keys | join(',\n            ') }},
             late.{{ historize._quote(cfg.hash_column) }} is not null as _historize_in_late,
             {{ historize._qualified(cfg.version_key, 'at_load') }} as _historize_load_version,
             {{ historize._qualified(cfg.version_key, 'at_next') }} as _historize_next_version,
-            {{ historize._scd2_hist_same('late', 'at_load', cfg) }} as _historize_same_at_load,
-            {{ historize._scd2_hist_same('late', 'at_next', cfg) }} as _historize_same_at_next
+            {{ same.at_load }} as _historize_same_at_load,
+            {{ same.at_next }} as _historize_same_at_next
         from {{ staged }} as late
         full outer join versions_at_load as at_load
             on {{ historize._key_join(keys, 'late', 'at_load') }}
@@ -68,47 +239,16 @@
         where not compared._historize_same_at_load
     ),
 
-    {{ historize._scd2_hist_reconcile_rows_sql(cfg, staged, business_columns, timeline) }}
-{% endmacro %}
-
-
-{#- The versions valid at instant `at` (a SQL timestamp). -#}
-{% macro _scd2_hist_versions_at(cfg, history, at) %}
-        select hist.*
-        from {{ history }} as hist
-        where hist.{{ historize._quote(cfg.valid_from) }} <= {{ at }}
-            and (hist.{{ historize._quote(cfg.valid_to) }} is null or hist.{{ historize._quote(cfg.valid_to) }} > {{ at }})
-{% endmacro %}
-
-
-{% macro _scd2_hist_reconcile_keys(keys) %}
-  {%- set parts = [] -%}
-  {%- for name in keys -%}
-    {%- do parts.append('coalesce(' ~ historize._qualified(name, 'late') ~ ', ' ~ historize._qualified(name, 'at_load') ~ ', '
-        ~ historize._qualified(name, 'at_next') ~ ') as ' ~ historize._quote('_historize_key_' ~ loop.index0)) -%}
-  {%- endfor -%}
-  {{- return(parts | join(',\n            ')) -}}
-{% endmacro %}
-
-
-{#- True when the late row and the version of `alias` hold the same state:
-    the same row_hash, or both absent. -#}
-{% macro _scd2_hist_same(late, alias, cfg) %}
-  {%- set late_hash, version_hash = historize._qualified(cfg.hash_column, late), historize._qualified(cfg.version_key, alias) -%}
-  {{- return('case when ' ~ late_hash ~ ' is null then ' ~ version_hash ~ ' is null else coalesce('
-      ~ late_hash ~ ' = ' ~ historize._qualified(cfg.hash_column, alias) ~ ', false) end') -}}
-{% endmacro %}
-
-
-{#- The rows written: X closed at `at`; Y moved to `at` or restated; Z's
-    version; X's part after `next` when X spans both. -#}
-{% macro _scd2_hist_reconcile_rows_sql(cfg, staged, business_columns, timeline) %}
-  {%- set at = historize.load_timestamp_sql() -%}
-  {%- set next_at = historize._timestamp_sql(timeline.next) -%}
+  {#- The rows written: X closed at `at`; Y moved to `at` or restated; Z's
+      version; X's part after `next` when X spans both. -#}
   {%- set next_run = historize._string_literal(timeline.next_run_id or historize.load_run_id()) -%}
-  {%- set valid_to, state, run_id, loaded_at = historize._quote(cfg.valid_to), historize._quote(cfg.state),
-        historize._quote(cfg.load_run_id), historize._quote(cfg.loaded_at) -%}
-  {%- set ends_open = "chg._historize_in_late" -%}
+  {%- set valid_to, state, run_id = historize._quote(cfg.valid_to), historize._quote(cfg.state),
+        historize._quote(cfg.load_run_id) -%}
+  {#- The key columns of each side, for the version key of a version of its key (with when it begins). -#}
+  {%- set key_of = {'at_load': [], 'at_next': [], 'late': []} -%}
+  {%- for side, names in key_of.items() -%}
+    {%- for name in keys -%}{%- do names.append(historize._qualified(name, side)) -%}{%- endfor -%}
+  {%- endfor -%}
   {%- set written = {
       'closed_at_load': {
           cfg.valid_to: at,
@@ -116,7 +256,7 @@
           cfg.load_run_id: historize.load_run_id_sql(),
       },
       'moved_to_load': {
-          cfg.version_key: historize._scd2_hist_key_at(cfg, 'at_next', at),
+          cfg.version_key: historize.hash_key(key_of.at_next + [at]),
           cfg.valid_from: at,
           cfg.load_run_id: 'case when at_next.' ~ valid_to ~ ' is null then ' ~ historize.load_run_id_sql()
               ~ ' else at_next.' ~ run_id ~ ' end',
@@ -125,14 +265,14 @@
           cfg.state: "case when chg._historize_in_late then 'changed' else 'new' end",
       },
       'late_version': {
-          cfg.version_key: historize._scd2_hist_key_at(cfg, 'late', at),
+          cfg.version_key: historize.hash_key(key_of.late + [at]),
           cfg.valid_from: at,
           cfg.valid_to: next_at,
           cfg.state: "case when chg._historize_next_version is null then 'deleted' else 'changed' end",
           cfg.load_run_id: next_run,
       },
       'after_next': {
-          cfg.version_key: historize._scd2_hist_key_at(cfg, 'at_load', next_at),
+          cfg.version_key: historize.hash_key(key_of.at_load + [next_at]),
           cfg.valid_from: next_at,
           cfg.state: 'case when at_load.' ~ valid_to ~ " is null then (case when chg._historize_in_late then 'changed' else 'new' end)"
               ~ ' else at_load.' ~ state ~ ' end',
@@ -182,15 +322,6 @@
 {% endmacro %}
 
 
-{#- The version key of a version of `alias`'s key beginning at `at`. -#}
-{% macro _scd2_hist_key_at(cfg, alias, at) %}
-  {%- set expressions = [] -%}
-  {%- for name in cfg.unique_key -%}{%- do expressions.append(historize._qualified(name, alias)) -%}{%- endfor -%}
-  {%- do expressions.append(at) -%}
-  {{- return(historize.hash_key(expressions)) -}}
-{% endmacro %}
-
-
 {#- One written row: the table's columns taken from `alias` except those in
     `values`, this run's loaded_at, the key's action and the row it
     replaces (`replaces`: the alias of that version; none for a new row). -#}
@@ -216,53 +347,10 @@
 {% endmacro %}
 
 
-{#- The plan of a late load: keys by action and rows to write, and the first
-    keys in sorted order (for the refusal of a load at an instant already
-    loaded with other data). -#}
-{% macro _scd2_hist_reconcile_plan(cfg, changes) %}
-  {%- set key_names = historize._scd2_hist_change_keys(cfg) -%}
-  {%- set key_list = historize._column_list(key_names) -%}
-  {%- set key_text = [] -%}
-  {%- for name in key_names -%}{%- do key_text.append('cast(' ~ historize._quote(name) ~ ' as string)') -%}{%- endfor -%}
-  {%- set query -%}
-    select
-        {%- for action in ['new', 'changed', 'deleted'] %}
-        count(distinct case when _historize_action = '{{ action }}' then struct({{ key_list }}) end) as {{ action }},
-        {%- endfor %}
-        count(*) as rows_written,
-        concat_ws('; ', slice(array_sort(collect_set(concat('(', concat_ws(', ', {{ key_text | join(', ') }}), ') ',
-            _historize_action))), 1, 5)) as examples
-    from {{ changes }}
-  {%- endset -%}
-  {%- set row = run_query(query).rows[0] -%}
-  {{ return({
-      'new': row['new'] | int,
-      'changed': row['changed'] | int,
-      'deleted': row['deleted'] | int,
-      'writes': row['rows_written'] | int,
-      'examples': row['examples'],
-  }) }}
-{% endmacro %}
-
-
-{#- A late load at an instant already loaded: the same snapshot changes
-    nothing; another is refused, naming both loads. -#}
-{% macro _scd2_hist_assert_same_load(cfg, history, plan, timeline) %}
-  {%- set keys = plan.new + plan.changed + plan.deleted -%}
-  {%- if keys > 0 -%}
-    {{ exceptions.raise_compiler_error(
-        "historize: model " ~ cfg.model_name ~ ": load_timestamp " ~ historize.load_timestamp() ~ " (load_run_id "
-        ~ historize.load_run_id() ~ ") was already loaded into " ~ history ~ " by load_run_id "
-        ~ (timeline.known_run_id or 'unknown') ~ ", with other data: " ~ keys ~ " key(s) differ, e.g. " ~ plan.examples
-        ~ "; a load already applied is not restated. Nothing was written") }}
-  {%- endif -%}
-{% endmacro %}
-
-
 {#- One MERGE, one commit: each row replaces the version it names, or is
     inserted. `guard` covers the versions a late load can touch: open, or
     ended after it. -#}
-{% macro _scd2_hist_reconcile_merge_sql(cfg, history, changes, business_columns, guard=historize._no_guard()) %}
+{% macro _scd2_hist_reconcile_merge_sql(cfg, history, changes, business_columns, guard) %}
   {%- set columns = historize._scd2_hist_table_columns(cfg, business_columns) -%}
   {%- set assignments = [] -%}
   {%- for name in columns -%}
@@ -288,28 +376,47 @@
 {% endmacro %}
 
 
-{#- Applies a late load; returns its plan. The keys are checked first (the
-    change set's joins need unique keys). -#}
-{% macro _scd2_hist_load_late(cfg, history, relations, business_columns, timeline) %}
-  {{ historize._assert_unique_key(relations.source, cfg.unique_key, cfg.model_name) }}
+{#- The change set of a late load, cached and checked: returns {'read': the
+    version read, for the guard; 'plan': the keys by action, `writes` the rows
+    to write, `examples` the first keys in sorted order}. The keys
+    are checked first (the change set's joins need unique keys); at an
+    instant already loaded, the same snapshot changes nothing and another is
+    refused, naming both loads. -#}
+{% macro _scd2_hist_late_change_set(cfg, history, relations, business_columns, timeline) %}
+  {{ historize._assert_unique_key(relations.staged, cfg.unique_key, cfg.model_name) }}
   {%- set read = historize._read_version(history, historize._scd2_hist_reconcile_scope(cfg, 'guarded')) -%}
   {{ historize._stage_change_set(relations,
-      historize._scd2_hist_reconcile_changes_sql(cfg, historize._as_read(read), relations.source, business_columns,
+      historize._scd2_hist_reconcile_changes_sql(cfg, read.snapshot, relations.staged, business_columns,
         timeline)) }}
-  {%- set plan = historize._scd2_hist_reconcile_plan(cfg, relations.changes) -%}
-  {%- if timeline.known -%}
-    {{ historize._scd2_hist_assert_same_load(cfg, history, plan, timeline) }}
+  {#- The plan: keys by action and rows to write, and the first keys in sorted order. -#}
+  {%- set key_names = historize._scd2_hist_change_keys(cfg) -%}
+  {%- set key_list = historize._column_list(key_names) -%}
+  {%- set key_text = [] -%}
+  {%- for name in key_names -%}{%- do key_text.append('cast(' ~ historize._quote(name) ~ ' as string)') -%}{%- endfor -%}
+  {%- set query -%}
+    select
+        {%- for action in ['new', 'changed', 'deleted'] %}
+        count(distinct case when _historize_action = '{{ action }}' then struct({{ key_list }}) end) as {{ action }},
+        {%- endfor %}
+        count(*) as rows_written,
+        concat_ws('; ', slice(array_sort(collect_set(concat('(', concat_ws(', ', {{ key_text | join(', ') }}), ') ',
+            _historize_action))), 1, 5)) as examples
+    from {{ relations.changes }}
+  {%- endset -%}
+  {%- set row = run_query(query).rows[0] -%}
+  {%- set plan = {
+      'new': row['new'] | int,
+      'changed': row['changed'] | int,
+      'deleted': row['deleted'] | int,
+      'writes': row['rows_written'] | int,
+      'examples': row['examples'],
+  } -%}
+  {%- if timeline.known and plan.new + plan.changed + plan.deleted > 0 -%}
+    {{ exceptions.raise_compiler_error(
+        "historize: model " ~ cfg.model_name ~ ": load_timestamp " ~ historize.load_timestamp() ~ " (load_run_id "
+        ~ historize.load_run_id() ~ ") was already loaded into " ~ history ~ " by load_run_id "
+        ~ (timeline.known_run_id or 'unknown') ~ ", with other data: " ~ (plan.new + plan.changed + plan.deleted)
+        ~ " key(s) differ, e.g. " ~ plan.examples ~ "; a load already applied is not restated. Nothing was written") }}
   {%- endif -%}
-  {%- if plan.writes == 0 -%}
-    {%- call noop_statement('main', 'nothing to write', 'nothing to write', 0) -%}{%- endcall -%}
-  {%- else -%}
-    {{ historize._write_per_task(cfg, true) }}
-    {#- A late load's rows in scope may begin after it: its guard's error is the conflict. -#}
-    {%- call statement('main') -%}
-      {{ historize._scd2_hist_reconcile_merge_sql(cfg, history, relations.changes, business_columns,
-          guard=historize._unchanged_since(read, cfg, refuse_older=false)) }}
-    {%- endcall -%}
-    {{ historize._write_per_task(cfg, false) }}
-  {%- endif -%}
-  {{ return(plan) }}
+  {{ return({'read': read, 'plan': plan}) }}
 {% endmacro %}

@@ -5,98 +5,145 @@
 
   {#- A table that does not exist yet may be a renamed history table (from a `_hist` name). -#}
   {%- set relations = historize._history_relations(cfg, '_hist') -%}
-  {%- set target_relation, existing_relation, source_view, changes_view, found = relations.target, relations.existing,
-        relations.source, relations.changes, relations.found -%}
+  {%- set target_relation, existing_relation, staged_view, changes_view, found = relations.history, relations.existing,
+        relations.staged, relations.changes, relations.found -%}
 
   {{ run_hooks(pre_hooks) }}
 
   {#- The record of every load, which a late load needs. -#}
   {%- set ledger = historize._load_ledger(target_relation) if cfg.out_of_order == 'reconcile' else none -%}
 
-  {{ historize._log_full_refresh(cfg.model_name) }}
-
   {#- The select as a view, with its row_hash; its columns decide the attributes. -#}
-  {%- set select_columns = historize._stage_select(source_view, sql) -%}
+  {%- set select_columns = historize._stage_select(staged_view, sql) -%}
   {%- set columns = historize._scd2_hist_columns(cfg, select_columns) -%}
   {%- call statement('stage_source') -%}
-    create or replace temporary view {{ source_view }} as
-    {{ historize._scd2_hist_source_sql(cfg, sql, columns.attributes, columns.has_row_hash) }}
+    create or replace temporary view {{ staged_view }} as
+    select
+        src.*{% if not columns.has_row_hash %},
+        {{ historize.row_hash(columns.attributes, 'src') }} as {{ historize._quote(cfg.hash_column) }}{% endif %}
+    from (
+        {{ sql }}
+    ) as src
   {%- endcall -%}
 
+  {#- What the load did, in the same shape for every materialization: counts of keys by
+      action, the keys written (`written`) and a detail (_report_load). -#}
   {%- if found.relation is none -%}
-    {{ historize._assert_unique_key(source_view, cfg.unique_key, cfg.model_name) }}
-    {{ historize._create_history_table(target_relation, historize._history_properties(cfg),
-        select_sql=historize._scd2_hist_first_load_sql(cfg, source_view, columns.business), name='main',
-        partition_by=cfg.partition_by) }}
-    {%- set created = run_query("select count(*) as created_keys from " ~ target_relation).rows[0]["created_keys"] -%}
-    {%- set plan = {'new': created, 'writes': created} -%}
-    {{ historize._report_load(cfg, plan, created, "created " ~ target_relation) }}
+    {#- The first load creates the table with every row of the select as a new open version. -#}
+    {{ historize._assert_unique_key(staged_view, cfg.unique_key, cfg.model_name) }}
+    {%- set table_columns = historize._scd2_hist_table_columns(cfg, columns.business) -%}
+    {%- set first_load_sql -%}
+    select
+    {%- for value in historize._scd2_hist_new_version_values(cfg, columns.business, 'src', "'new'") %}
+        {{ value }} as {{ historize._quote(table_columns[loop.index0]) }}{{ ',' if not loop.last }}
+    {%- endfor %}
+    from {{ staged_view }} as src
+    {%- endset -%}
+    {%- call statement('main') -%}
+      {{ historize._create_history_table_sql(target_relation, historize._history_properties(cfg),
+          select_sql=first_load_sql, partition_by=cfg.partition_by) }}
+    {%- endcall -%}
+    {%- do adapter.cache_added(target_relation) -%}
+    {%- set created = run_query("select count(*) as created_keys from " ~ target_relation).rows[0]["created_keys"] | int -%}
+    {%- set load = {'new': created, 'changed': 0, 'deleted': 0, 'written': created, 'detail': 'created ' ~ target_relation} -%}
   {%- else -%}
-    {%- set state = historize._read_table_state(found.relation) -%}
-    {%- set changes = historize._history_table_changes(cfg, found, state,
+    {%- set changes = historize._history_table_changes(cfg, found,
           historize._columns_named(select_columns, columns.business), [cfg.version_key] + cfg.technical_columns) -%}
     {#- Keys are checked with the change set below (one read of the select),
         unless the table must change first. -#}
     {%- if changes.changes_table -%}
-      {{ historize._assert_unique_key(source_view, cfg.unique_key, cfg.model_name) }}
+      {{ historize._assert_unique_key(staged_view, cfg.unique_key, cfg.model_name) }}
     {%- endif -%}
-    {{ historize._sync_history_table(cfg, found, target_relation, state, changes, cfg.hash_column) }}
-    {{ historize._rehash_after_schema_change(changes.plan, target_relation,
-        none if columns.has_row_hash else historize._scd2_hist_rehash_sql(cfg, target_relation, columns.attributes)) }}
+    {%- if changes.changes_table or changes.plan.rehash -%}
+      {{ historize._sync_history_table(cfg, found, target_relation, changes, cfg.hash_column,
+          rehash_sql=none if columns.has_row_hash else historize._scd2_hist_rehash_sql(cfg, target_relation, columns.attributes)) }}
+    {%- endif -%}
 
     {#- With out_of_order='reconcile', a load before the newest one is applied where it belongs. -#}
     {%- set timeline = historize._load_timeline(cfg, target_relation, ledger) if ledger else none -%}
     {%- if timeline and timeline.newest and timeline.newest > historize.load_timestamp() -%}
-      {%- set plan = historize._scd2_hist_load_late(cfg, target_relation, relations, columns.business, timeline) -%}
-      {{ historize._report_load(cfg, plan, plan.new + plan.changed + plan.deleted, "late, before " ~ timeline.next) }}
-    {%- else -%}
-      {#- Every write fails if another run writes the table after this read. -#}
-      {%- if cfg.strategy == 'merge' -%}
-        {%- set read = historize._read_version(target_relation, cfg.guard_scope, rerun_scope=cfg.rerun_scope) -%}
-        {#- One MERGE computes the change set, checks the load and writes it. -#}
+      {#- Its change set cached and checked (_scd2_hist_reconcile.sql), then one MERGE guarded
+          over the versions it may touch, whose rows in scope may begin after it: the guard's
+          error is then the conflict, not the refusal of an older load. -#}
+      {%- set late = historize._scd2_hist_late_change_set(cfg, target_relation, relations, columns.business, timeline) -%}
+      {%- if late.plan.writes == 0 -%}
+        {%- call noop_statement('main', 'nothing to write', 'nothing to write', 0) -%}{%- endcall -%}
+      {%- else -%}
         {{ historize._write_per_task(cfg, true) }}
-        {%- call statement('main', fetch_result=true) -%}
-          {{ historize._scd2_hist_checked_merge_sql(cfg, target_relation, source_view, columns.business, read,
-              rerun=read.rerun_rows != 0) }}
+        {%- call statement('main') -%}
+          {{ historize._scd2_hist_reconcile_merge_sql(cfg, target_relation, changes_view, columns.business,
+              historize._unchanged_since(late.read, cfg, refuse_older=false)) }}
         {%- endcall -%}
         {{ historize._write_per_task(cfg, false) }}
-        {%- set merged = historize._merge_result(load_result('main'), read) -%}
-        {%- set plan = historize._scd2_hist_counts(historize._scd2_hist_merged_counts(merged), read.rows) -%}
-      {%- else -%}
-        {%- set read = historize._read_version(target_relation, cfg.guard_scope, counted=false) -%}
-        {{ historize._stage_change_set(relations,
-            historize._scd2_hist_changes_sql(cfg, historize._as_read(read), source_view, columns.business)) }}
-        {%- set plan = historize._scd2_hist_plan(cfg, target_relation, changes_view) -%}
-        {%- if plan.writes == 0 -%}
-          {#- dbt requires a 'main' result: no statement, no commit (_report_load says why) -#}
-          {%- call noop_statement('main', 'nothing to write', 'nothing to write', 0) -%}{%- endcall -%}
-        {%- else -%}
-          {#- The steps with rows to write, in order; each guards against writers since the
-              one before it (the version read again), and the last is dbt's 'main'. -#}
-          {%- set guarded = {'read': historize._with_scope_rows(read, plan)} -%}
-          {{ historize._write_per_task(cfg, true) }}
-          {%- set steps = historize._scd2_hist_steps(plan) -%}
-          {%- for step in steps -%}
-            {%- call statement('main' if loop.last else step) -%}
-              {{ historize._scd2_hist_step_sql(step, cfg, target_relation, changes_view, columns.business,
-                  guard=historize._unchanged_since(guarded.read, cfg)) }}
-            {%- endcall -%}
-            {%- if not loop.last -%}
-              {%- do guarded.update({'read': historize._read_version(target_relation, cfg.guard_scope)}) -%}
-            {%- endif -%}
-          {%- endfor -%}
-          {{ historize._write_per_task(cfg, false) }}
-        {%- endif -%}
       {%- endif -%}
-      {{ historize._report_load(cfg, plan, plan.writes, cfg.strategy) }}
+      {%- set load = {'new': late.plan.new, 'changed': late.plan.changed, 'deleted': late.plan.deleted,
+                      'written': late.plan.new + late.plan.changed + late.plan.deleted, 'detail': 'late, before ' ~ timeline.next} -%}
+    {%- elif cfg.strategy == 'merge' -%}
+      {#- Every write fails if another run writes the table after this read. -#}
+      {%- set read = historize._read_version(target_relation, historize._guard_scope(cfg, 'guarded'),
+            rerun_started=cfg.valid_from) -%}
+      {#- One MERGE computes the change set, checks the load and writes it. -#}
+      {{ historize._write_per_task(cfg, true) }}
+      {%- call statement('main', fetch_result=true) -%}
+        {{ historize._scd2_hist_checked_merge_sql(cfg, target_relation, staged_view, columns.business, read,
+            rerun=read.rerun_rows != 0) }}
+      {%- endcall -%}
+      {{ historize._write_per_task(cfg, false) }}
+      {#- Its counts from Delta's result and commit metrics: each changed key updated one row and
+          inserted one, each new key inserted one, each deleted key updated one and added one
+          source row that wrote nothing, so the source rows beyond those updated and inserted
+          are the deleted keys (_scd2_hist_merge_sql). -#}
+      {%- set merged = historize._merge_result(load_result('main'), read) -%}
+      {%- set deleted = merged.metrics['numSourceRows'] - merged.inserted - merged.updated if merged.metrics else 0 -%}
+      {%- set changed = merged.updated - deleted -%}
+      {%- set load = {'new': merged.inserted - changed, 'changed': changed, 'deleted': deleted,
+                      'written': merged.inserted + deleted, 'detail': 'merge'} -%}
+    {%- else -%}
+      {#- Strategy 'ordered': the change set cached at the version read, the plan, then the steps. -#}
+      {%- set read = historize._read_version(target_relation, historize._guard_scope(cfg, 'guarded'), counted=false) -%}
+      {{ historize._stage_change_set(relations,
+          historize._scd2_hist_changes_sql(cfg, read.snapshot, staged_view, columns.business)) }}
+      {#- The plan query counts the change set by action, and fails on NULL or duplicate
+          keys (found by the change set's own pass), a load older than the table, or a
+          rerun over other data. -#}
+      {%- set plan = run_query(historize._scd2_hist_plan_sql(cfg, target_relation, changes_view)).rows[0] -%}
+      {{ historize._assert_valid_keys(plan, changes_view, cfg) }}
+      {{ historize._assert_plan_applicable(plan, cfg, target_relation, 'version') }}
+      {%- set load = {'new': plan['new'] | int, 'changed': plan['changed'] | int, 'deleted': plan['deleted'] | int,
+                      'written': (plan['new'] + plan['changed'] + plan['deleted']) | int, 'detail': 'ordered'} -%}
+      {%- if load.written == 0 -%}
+        {#- dbt requires a 'main' result: no statement, no commit (_report_load says why) -#}
+        {%- call noop_statement('main', 'nothing to write', 'nothing to write', 0) -%}{%- endcall -%}
+      {%- else -%}
+        {#- The steps with rows to write, in order; each guards against writers since the
+            one before it (the version read again), and the last is dbt's 'main'. -#}
+        {%- set steps = [] -%}
+        {%- for step, rows in [('close_changed', plan['changed_open'] | int), ('close_deleted', load.deleted),
+                               ('insert_changed', load.changed), ('insert_new', load.new)] if rows > 0 -%}
+          {%- do steps.append(step) -%}
+        {%- endfor -%}
+        {%- do read.update({'rows': plan['scope_rows'] | int}) -%}  {#- the change set is not empty: it counted -#}
+        {%- set guarded = {'read': read} -%}
+        {{ historize._write_per_task(cfg, true) }}
+        {%- for step in steps -%}
+          {%- call statement('main' if loop.last else step) -%}
+            {{ historize._scd2_hist_step_sql(step, cfg, target_relation, changes_view, columns.business,
+                historize._unchanged_since(guarded.read, cfg)) }}
+          {%- endcall -%}
+          {%- if not loop.last -%}
+            {%- do guarded.update({'read': historize._read_version(target_relation, historize._guard_scope(cfg, 'guarded'))}) -%}
+          {%- endif -%}
+        {%- endfor -%}
+        {{ historize._write_per_task(cfg, false) }}
+      {%- endif -%}
     {%- endif -%}
   {%- endif -%}
-
+  {{ historize._report_load(cfg, load) }}
   {%- if ledger -%}
-    {{ historize._record_load(ledger, cfg, target_relation, 'written' if plan.writes > 0 else 'nothing to write', plan) }}
+    {{ historize._record_load(ledger, cfg, target_relation, load) }}
   {%- endif -%}
 
-  {{ historize._drop_session_views(relations) }}
+  {{ historize._drop_session_views(relations.cached + [relations.staged]) }}
 
   {#- Grants and docs, then post-hooks, as dbt's own materializations order them; a history
       table is never replaced, so grants another tool set stay unless the grants config says so. -#}

@@ -15,13 +15,13 @@
   {%- if type3 is mapping -%}
     {%- for base, previous in type3.items() -%}{%- do type3_map.update({base | lower: previous | lower}) -%}{%- endfor -%}
   {%- else -%}
-    {%- for base in historize._as_column_list('type3_columns', type3, required=false) -%}
+    {%- for base in historize._as_name_list('type3_columns', type3) -%}
       {%- do type3_map.update({base: 'previous_' ~ base}) -%}
     {%- endfor -%}
   {%- endif -%}
   {%- do cfg.update({
-      'type0': historize._as_column_list('type0_columns', historize._read_option('type0_columns', []), required=false),
-      'type1': historize._as_column_list('type1_columns', historize._read_option('type1_columns', []), required=false),
+      'type0': historize._as_name_list('type0_columns', historize._read_option('type0_columns', [])),
+      'type1': historize._as_name_list('type1_columns', historize._read_option('type1_columns', [])),
       'type3': type3_map,
       'deletes': deletes,
       'audit': audit,
@@ -35,9 +35,6 @@
       'open_end_sql': "timestamp'9999-12-31 23:59:59+00:00'",
       'audit_properties': {'delta.appendOnly': 'true', 'delta.columnMapping.mode': 'name'},
   }) -%}
-  {#- Every load that writes closes, updates or inserts a current row. -#}
-  {%- do cfg.update({'guard_scope': 'guarded.' ~ historize._quote(cfg.current_flag),
-        'guard_newest': 'guarded.' ~ historize._quote(cfg.valid_from)}) -%}
   {#- Written after the select's columns and the Type 3 columns, in this order. -#}
   {%- do cfg.update({'technical_columns': [cfg.valid_from, cfg.valid_to, cfg.current_flag, cfg.version,
         cfg.change_reason, cfg.hash_column]}) -%}
@@ -87,4 +84,254 @@
       'types': types,
       'has_reason': cfg.change_reason in select_names,
   }) }}
+{% endmacro %}
+
+
+{#- SQL builders of scd_type6. `columns` is _scd_type6_columns: `attributes`
+    (the select's columns but the key and change_reason, in select order),
+    `type2`, `types`. Aliases: `src` the staged select, `hist` the dimension,
+    `chg` the change set. -#}
+
+{% macro _scd_type6_table_columns(cfg, attributes) %}
+  {{ return([cfg.version_key] + cfg.unique_key + attributes + cfg.type3.values() | list + cfg.technical_columns) }}
+{% endmacro %}
+
+
+{#- The dimension's (name, type) pairs, in table order. -#}
+{% macro _scd_type6_table_types(cfg, columns) %}
+  {%- set pairs = [(cfg.version_key, 'string')] -%}
+  {%- for name in cfg.unique_key + columns.attributes -%}{%- do pairs.append((name, columns.types[name])) -%}{%- endfor -%}
+  {%- for base, previous in cfg.type3.items() -%}{%- do pairs.append((previous, columns.types[base])) -%}{%- endfor -%}
+  {%- do pairs.extend([(cfg.valid_from, 'timestamp'), (cfg.valid_to, 'timestamp'), (cfg.current_flag, 'boolean'),
+        (cfg.version, 'int'), (cfg.change_reason, 'string'), (cfg.hash_column, 'string')]) -%}
+  {{ return(pairs) }}
+{% endmacro %}
+
+
+{#- The audit table's (name, type) pairs. -#}
+{% macro _scd_type6_audit_types(cfg, columns) %}
+  {%- set pairs = [] -%}
+  {%- for name in cfg.unique_key -%}{%- do pairs.append((name, columns.types[name])) -%}{%- endfor -%}
+  {%- do pairs.extend([(cfg.version_key ~ '_old', 'string'), (cfg.version_key ~ '_new', 'string'),
+        ('change_type', 'string'), ('changed_columns', 'array<string>'), ('old_values', 'map<string, string>'),
+        ('new_values', 'map<string, string>'), ('change_ts', 'timestamp'), ('actor', 'string'), ('reason', 'string'),
+        ('source_batch_id', 'string')]) -%}
+  {{ return(pairs) }}
+{% endmacro %}
+
+
+{#- named_struct of the attribute columns, for min_by/max_by over versions. -#}
+{% macro _scd_type6_attributes_struct(attributes) %}
+  {%- set parts = [] -%}
+  {%- for name in attributes -%}{%- do parts.append(historize._string_literal(name) ~ ", " ~ historize._quote(name)) -%}{%- endfor -%}
+  {{- return('named_struct(' ~ parts | join(', ') ~ ')') -}}
+{% endmacro %}
+
+
+{#- Each key that needs a write, classified against the dimension:
+      _historize_action          new (no current row: first seen or back after
+                                 a delete), changed (a Type 2 column differs),
+                                 deleted, unchanged, invalid (a NULL or duplicate key)
+      _historize_type1_changed   a Type 1 column differs from the key's latest version -#}
+{% macro _scd_type6_changes_sql(cfg, history, staged, columns) %}
+  {%- set keys = cfg.unique_key -%}
+  {%- set first_key = historize._quote(keys[0]) -%}
+  {%- set q = historize._quote -%}
+    with src as (
+        select
+            src.*,
+            {{ historize._keyed_source_columns(keys, 'src') }},
+            {{ historize.row_hash(columns.type2, 'src') }} as _historize_hash,
+            {% if columns.has_reason %}coalesce(src.{{ q(cfg.change_reason) }}, 'source_load'){% else %}'source_load'{% endif %} as _historize_reason
+        from {{ staged }} as src
+    ),
+
+    current_rows as (
+        select *
+        from {{ history }}
+        where {{ q(cfg.current_flag) }}
+    ),
+
+    key_summary as (
+        select
+            {{ historize._select_list(keys) }},
+            max({{ q(cfg.version) }}) as _historize_max_version,
+            min_by({{ historize._scd_type6_attributes_struct(columns.attributes) }}, {{ q(cfg.version) }}) as _historize_first,
+            max_by({{ historize._scd_type6_attributes_struct(columns.attributes) }}, {{ q(cfg.version) }}) as _historize_latest
+        from {{ history }}
+        group by {{ historize._column_list(keys) }}
+    ),
+
+    classified as (
+        select
+            {{ historize._change_set_keys(keys, 'src', 'current_rows') }},
+            src.*,
+            current_rows.{{ q(cfg.version_key) }} as _historize_current_key,
+            current_rows.{{ q(cfg.valid_from) }} as _historize_current_from,
+            key_summary._historize_max_version,
+            key_summary._historize_first,
+            key_summary._historize_latest,
+            key_summary.{{ first_key }} is not null as _historize_has_history,
+            case
+                when {{ historize._invalid_key_condition(keys, 'src') }} then 'invalid'
+                when src._historize_in_source is null then
+                    {% if cfg.deletes == 'close' %}case when current_rows.{{ first_key }} is not null then 'deleted' else 'unchanged' end{% else %}'unchanged'{% endif %}
+                when current_rows.{{ first_key }} is null then 'new'
+                when src._historize_hash <=> current_rows.{{ q(cfg.hash_column) }} then 'unchanged'
+                else 'changed'
+            end as _historize_action,
+            {% if cfg.type1 -%}
+            coalesce(src._historize_in_source, false) and key_summary.{{ first_key }} is not null
+                and not ({% for name in cfg.type1 %}src.{{ q(name) }} <=> key_summary._historize_latest.{{ q(name) }}{{ ' and ' if not loop.last }}{% endfor %})
+            {%- else %}false{% endif %} as _historize_type1_changed
+        from src
+        full outer join current_rows on {{ historize._key_join(keys, 'src', 'current_rows') }}
+        left join key_summary
+            on {% for name in keys -%}
+                key_summary.{{ q(name) }} = coalesce(src.{{ q(name) }}, current_rows.{{ q(name) }}){{ ' and ' if not loop.last }}
+            {%- endfor %}
+    ),
+
+    {{ historize._classified_with_scope_rows(history, cfg,
+        "classified._historize_action <> 'unchanged' or classified._historize_type1_changed") }}
+{% endmacro %}
+
+
+{#- One row: what the load will do, the conflicts of a rerun over other data,
+    and whether the load goes back in time. -#}
+{% macro _scd_type6_plan_sql(cfg, history, changes) %}
+  {%- set counted -%}
+        select
+            {{ historize._action_count_columns(['invalid', 'new', 'changed', 'deleted']) }},
+            coalesce(sum(case when _historize_type1_changed then 1 else 0 end), 0) as type1_changed,
+            {{ historize._rerun_conflict_columns(cfg.unique_key | length, '_historize_current_from') }},
+            max(_historize_scope_rows) as scope_rows
+        from {{ changes }}
+  {%- endset -%}
+  {%- set newest -%}
+            select
+                greatest(
+                    max(hist.{{ historize._quote(cfg.valid_from) }}),
+                    max(case when not hist.{{ historize._quote(cfg.current_flag) }} then hist.{{ historize._quote(cfg.valid_to) }} end)
+                ) as newest_timestamp
+            from {{ history }} as hist
+  {%- endset -%}
+  {{ historize._plan_with_newest_instant(counted, newest) }}
+{% endmacro %}
+
+
+{#- The dimension write: one MERGE (_split_merge_into). A key's `update` row
+    closes its current row, sets Type 1 values on all its rows and marks a
+    delete; its `insert` row adds the new version. -#}
+{% macro _scd_type6_merge_sql(cfg, history, changes, columns, guard) %}
+  {%- set q = historize._quote -%}
+  {%- set at = historize.load_timestamp_sql() -%}
+  {%- set closes = "hist." ~ q(cfg.current_flag) ~ " and chg._historize_action in ('changed', 'deleted')" -%}
+  {%- set roles -%}
+        case
+            when _historize_has_history and _historize_action in ('new', 'changed')
+                and (_historize_action = 'changed' or _historize_type1_changed) then array('update', 'insert')
+            when _historize_action in ('new', 'changed') then array('insert')
+            else array('update')
+        end
+  {%- endset -%}
+    {{ historize._split_merge_into(history, changes, cfg.unique_key, roles, guard) }}
+    when matched and (chg._historize_type1_changed or ({{ closes }})) then update set
+        {%- for name in cfg.type1 %}
+        {{ q(name) }} = case when chg._historize_type1_changed then chg.{{ q(name) }} else hist.{{ q(name) }} end,
+        {%- endfor %}
+        {{ q(cfg.valid_to) }} = case when {{ closes }} then {{ at }} else hist.{{ q(cfg.valid_to) }} end,
+        {{ q(cfg.current_flag) }} = case when {{ closes }} then false else hist.{{ q(cfg.current_flag) }} end,
+        {{ q(cfg.change_reason) }} = case when hist.{{ q(cfg.current_flag) }} and chg._historize_action = 'deleted'
+            then 'deleted_in_source' else hist.{{ q(cfg.change_reason) }} end
+    when not matched and chg._historize_role = 'insert' then insert (
+        {{ historize._column_list(historize._scd_type6_table_columns(cfg, columns.attributes)) }}
+    ) values (
+        {{ historize._version_key(cfg.unique_key, 'chg') }},
+        {{ historize._column_list(cfg.unique_key, 'chg') }},
+        {%- for name in columns.attributes %}
+        {% if name in cfg.type0 %}case when chg._historize_has_history then chg._historize_first.{{ q(name) }} else chg.{{ q(name) }} end{% else %}chg.{{ q(name) }}{% endif %},
+        {%- endfor %}
+        {%- for base in cfg.type3.keys() %}
+        case when chg._historize_has_history then chg._historize_latest.{{ q(base) }} end,
+        {%- endfor %}
+        {{ at }},
+        {{ cfg.open_end_sql }},
+        true,
+        cast(coalesce(chg._historize_max_version, 0) + 1 as int),
+        chg._historize_reason,
+        chg._historize_hash
+    )
+{% endmacro %}
+
+
+{#- One audit row per key changed by this load; the MERGE inserts only rows
+    not there yet, so a rerun of the load writes none. -#}
+{% macro _scd_type6_audit_merge_sql(cfg, audit, changes, columns, guard) %}
+  {%- set q = historize._quote -%}
+  {%- set attributes = columns.attributes -%}
+  {%- set tracked = cfg.type1 + (attributes | reject('in', cfg.type0 + cfg.type1) | list) -%}
+    merge into {{ audit }} as audit
+    using (
+        select
+            {%- for name in cfg.unique_key %}
+            classified.{{ q('_historize_key_' ~ loop.index0) }} as {{ q(name) }},
+            {%- endfor %}
+            classified._historize_current_key as {{ q(cfg.version_key ~ '_old') }},
+            case
+                when classified._historize_action in ('new', 'changed') then {{ historize._version_key(cfg.unique_key, 'classified') }}
+                when classified._historize_action = 'deleted' then null
+                else classified._historize_current_key
+            end as {{ q(cfg.version_key ~ '_new') }},
+            classified.change_type,
+            classified.changed_columns,
+            {{ historize._scd_type6_audit_values(attributes, 'classified._historize_latest.', old=true) }} as old_values,
+            {{ historize._scd_type6_audit_values(attributes, 'classified.') }} as new_values,
+            {{ historize.load_timestamp_sql() }} as change_ts,
+            {{ historize._string_literal(cfg.actor) }} as actor,
+            case when classified._historize_action = 'deleted' then 'deleted_in_source' else classified._historize_reason end as reason,
+            {{ historize.load_run_id_sql() }} as source_batch_id
+        from (
+            select
+                chg.*,
+                case
+                    when chg._historize_action = 'deleted' then 'LOGICAL_DELETE'
+                    when chg._historize_action = 'new' then 'INSERT'
+                    when chg._historize_action = 'changed' then 'UPDATE'
+                    else 'TYPE1_UPDATE'
+                end as change_type,
+                case
+                    when chg._historize_action = 'deleted' then cast(array() as array<string>)
+                    when chg._historize_action = 'new' and not chg._historize_has_history then array({% for name in attributes %}{{ historize._string_literal(name) }}{{ ', ' if not loop.last }}{% endfor %})
+                    else filter(array({% for name in tracked %}case when not (chg.{{ q(name) }} <=> chg._historize_latest.{{ q(name) }}) then {{ historize._string_literal(name) }} end{{ ', ' if not loop.last }}{% endfor %}), c -> c is not null)
+                end as changed_columns
+            from {{ changes }} as chg
+        ) as classified
+        {{ guard.join }}
+        where {{ guard.predicate }}
+    ) as changed
+    on {% for name in cfg.unique_key %}audit.{{ q(name) }} = changed.{{ q(name) }} and {% endfor -%}
+        audit.change_ts = changed.change_ts and audit.change_type = changed.change_type
+    when not matched then insert *
+{% endmacro %}
+
+
+{#- The changed columns' values as text, from `prefix` (the key's latest
+    version, or the select's row); an old value only when the key has one. -#}
+{% macro _scd_type6_audit_values(attributes, prefix, old=false) %}
+  {%- set values = [] -%}
+  {%- for name in attributes -%}{%- do values.append('cast(' ~ prefix ~ historize._quote(name) ~ ' as string)') -%}{%- endfor -%}
+            map_filter(map_from_arrays(array({% for name in attributes %}{{ historize._string_literal(name) }}{{ ', ' if not loop.last }}{% endfor %}),
+                array({{ values | join(', ') }})),
+                (k, v) -> array_contains(classified.changed_columns, k){{ ' and classified._historize_has_history' if old else '' }})
+{%- endmacro %}
+
+
+
+{#- After a schema change: the current rows' _hash as the select's Type 2
+    columns now give it, so that the schema change alone opens no version. -#}
+{% macro _scd_type6_rehash_sql(cfg, history, type2_columns) %}
+    update {{ history }}
+    set {{ historize._quote(cfg.hash_column) }} = {{ historize.row_hash(type2_columns) }}
+    where {{ historize._quote(cfg.current_flag) }}
 {% endmacro %}

@@ -5,8 +5,8 @@
 
   {#- A dimension that does not exist yet may be a renamed one (with its audit). -#}
   {%- set relations = historize._history_relations(cfg) -%}
-  {%- set target_relation, existing_relation, source_view, changes_view, found = relations.target, relations.existing,
-        relations.source, relations.changes, relations.found -%}
+  {%- set target_relation, existing_relation, staged_view, changes_view, found = relations.history, relations.existing,
+        relations.staged, relations.changes, relations.found -%}
   {%- set audit_relation = this.incorporate(path={'identifier': this.identifier ~ '_audit'}, type='table') -%}
   {%- set existing_audit = load_cached_relation(audit_relation) if cfg.audit else none -%}
   {{ historize._assert_delta_table(existing_audit, cfg.model_name) }}
@@ -14,50 +14,56 @@
 
   {{ run_hooks(pre_hooks) }}
 
-  {{ historize._log_full_refresh(cfg.model_name) }}
-
-  {%- set select_columns = historize._stage_select(source_view, sql) -%}
+  {%- set select_columns = historize._stage_select(staged_view, sql) -%}
   {%- set columns = historize._scd_type6_columns(cfg, select_columns) -%}
   {%- if found.relation is not none -%}
-    {%- set state = historize._read_table_state(found.relation) -%}
-    {%- set changes = historize._history_table_changes(cfg, found, state,
+    {%- set changes = historize._history_table_changes(cfg, found,
           historize._columns_named(select_columns, cfg.unique_key + columns.attributes),
           [cfg.version_key] + cfg.type3.values() | list + cfg.technical_columns) -%}
   {%- endif -%}
   {#- Keys are checked with the change set below (one read of the select),
       unless a table must be created or changed first. -#}
   {%- if found.relation is none or changes.changes_table or (cfg.audit and existing_audit is none) -%}
-    {{ historize._assert_unique_key(source_view, cfg.unique_key, cfg.model_name) }}
+    {{ historize._assert_unique_key(staged_view, cfg.unique_key, cfg.model_name) }}
   {%- endif -%}
   {%- if found.relation is none -%}
-    {{ historize._create_history_table(target_relation, historize._history_properties(cfg),
-        columns=historize._scd_type6_table_types(cfg, columns)) }}
+    {%- call statement('create_' ~ target_relation.identifier) -%}
+      {{ historize._create_history_table_sql(target_relation, historize._history_properties(cfg),
+          columns=historize._scd_type6_table_types(cfg, columns)) }}
+    {%- endcall -%}
+    {%- do adapter.cache_added(target_relation) -%}
   {%- else -%}
-    {{ historize._sync_history_table(cfg, found, target_relation, state, changes,
-        (cfg.type3.values() | list + cfg.technical_columns)[0]) }}
-    {{ historize._rehash_after_schema_change(changes.plan, target_relation,
-        historize._scd_type6_rehash_sql(cfg, target_relation, columns.type2)) }}
+    {%- if changes.changes_table or changes.plan.rehash -%}
+      {{ historize._sync_history_table(cfg, found, target_relation, changes,
+          (cfg.type3.values() | list + cfg.technical_columns)[0],
+          rehash_sql=historize._scd_type6_rehash_sql(cfg, target_relation, columns.type2)) }}
+    {%- endif -%}
   {%- endif -%}
   {%- if former_audit is not none -%}
     {{ historize._rename_table(former_audit, audit_relation, cfg.model_name) }}
   {%- elif cfg.audit and existing_audit is none -%}
-    {{ historize._create_history_table(audit_relation, cfg.audit_properties,
-        columns=historize._scd_type6_audit_types(cfg, columns), for_model=false) }}
+    {%- call statement('create_' ~ audit_relation.identifier) -%}
+      {{ historize._create_history_table_sql(audit_relation, cfg.audit_properties,
+          columns=historize._scd_type6_audit_types(cfg, columns), for_model=false) }}
+    {%- endcall -%}
+    {%- do adapter.cache_added(audit_relation) -%}
   {%- endif -%}
   {%- if cfg.audit and cfg.former_names and (existing_audit is not none or former_audit is not none) -%}
     {{ historize._scd_type6_audit_key_renames(cfg, audit_relation) }}
   {%- endif -%}
 
   {#- Both writes fail if another run writes the dimension after this read. -#}
-  {%- set read = historize._read_version(target_relation, cfg.guard_scope, counted=false) -%}
+  {%- set read = historize._read_version(target_relation, historize._guard_scope(cfg, 'guarded'), counted=false) -%}
   {{ historize._stage_change_set(relations,
-      historize._scd_type6_changes_sql(cfg, historize._as_read(read), source_view, columns)) }}
+      historize._scd_type6_changes_sql(cfg, read.snapshot, staged_view, columns)) }}
   {%- set plan = run_query(historize._scd_type6_plan_sql(cfg, target_relation, changes_view)).rows[0] -%}
   {{ historize._assert_valid_keys(plan, changes_view, cfg) }}
   {{ historize._assert_plan_applicable(plan, cfg, target_relation, 'current row') }}
-  {%- set writes = plan['new'] + plan['changed'] + plan['deleted'] + plan['type1_changed'] -%}
-  {%- set read = historize._with_scope_rows(read, plan) -%}
-  {%- if writes == 0 -%}
+  {%- set load = {'new': plan['new'] | int, 'changed': plan['changed'] | int, 'deleted': plan['deleted'] | int,
+                  'written': (plan['new'] + plan['changed'] + plan['deleted'] + plan['type1_changed']) | int,
+                  'detail': plan['type1_changed'] ~ ' Type 1 changed'} -%}
+  {%- do read.update({'rows': plan['scope_rows'] | int if plan['scope_rows'] is not none else none}) -%}
+  {%- if load.written == 0 -%}
     {#- dbt requires a 'main' result: no statement, no commit (_report_load says why) -#}
     {%- call noop_statement('main', 'nothing to write', 'nothing to write', 0) -%}{%- endcall -%}
   {%- else -%}
@@ -70,7 +76,7 @@
             guard=historize._unchanged_since(read, cfg)) }}
       {%- endcall -%}
       {#- The dimension's MERGE guards against writers since the audit's. -#}
-      {%- set read = historize._read_version(target_relation, cfg.guard_scope) -%}
+      {%- set read = historize._read_version(target_relation, historize._guard_scope(cfg, 'guarded')) -%}
     {%- endif -%}
     {%- call statement('main') -%}
       {{ historize._scd_type6_merge_sql(cfg, target_relation, changes_view, columns,
@@ -78,9 +84,9 @@
     {%- endcall -%}
     {{ historize._write_per_task(cfg, false) }}
   {%- endif -%}
-  {{ historize._report_load(cfg, plan, writes, plan['type1_changed'] ~ " Type 1 changed") }}
+  {{ historize._report_load(cfg, load) }}
 
-  {{ historize._drop_session_views(relations) }}
+  {{ historize._drop_session_views(relations.cached + [relations.staged]) }}
 
   {#- Grants and docs, then post-hooks, as dbt's own materializations order them; a history
       table is never replaced, so grants another tool set stay unless the grants config says so. -#}
