@@ -27,7 +27,9 @@ SERIES = ("size", "small_models", "fivetran", "scd_type6", "backfill", "rate", "
 TARGET_SERIES, TARGET_RATES = "size,small_models,fivetran,scd_type6,rate", "0"
 
 
-def main(argv: list[str] | None = None) -> int:
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    """The command line, with what --targets and --quick set: the series and sizes to run,
+    and where the results go."""
     parser = argparse.ArgumentParser(description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true",
                         help="tiny sizes, one repetition, no depth series: checks the harness runs")
@@ -64,9 +66,23 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.targets:
         args.series, args.rates = TARGET_SERIES, TARGET_RATES
+    unknown = set(args.series.split(",")) - set(SERIES)
+    if unknown:
+        parser.error(f"unknown series {sorted(unknown)}; known: {', '.join(SERIES)}")
+    if args.quick:
+        args.keys, args.series_keys, args.depths, args.rates, args.repeat = "1000", 1000, "2", "0", 1
+        args.deep_keys, args.deep_depth, args.small_models, args.small_keys = 1000, 2, 2, 100
+        args.fivetran_versions, args.fivetran_events, args.type6_keys = 400, 100, 1000
+        args.backfill_keys, args.backfill_days = 1000, 3
+    if args.output is None:
+        args.output = dbt.ROOT / "bench" / ("results/tmp/quick.json" if args.quick
+                                            else "results/tmp/targets.json" if args.targets else "results.json")
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
     series = set(args.series.split(","))
-    if series - set(SERIES):
-        parser.error(f"unknown series {sorted(series - set(SERIES))}; known: {', '.join(SERIES)}")
     if args.table:
         saved = json.loads(args.table.read_text())
         print(markdown_table(saved["results"]))
@@ -74,15 +90,6 @@ def main(argv: list[str] | None = None) -> int:
         print("\n" + profile_table(saved["results"], saved["summary"]["keys"]))
         chart(saved["results"], args.table.with_suffix(".png"))
         return 0
-    if args.quick:
-        args.keys, args.series_keys, args.depths, args.rates, args.repeat = "1000", 1000, "2", "0", 1
-        args.deep_keys, args.deep_depth, args.small_models, args.small_keys = 1000, 2, 2, 100
-        args.fivetran_versions, args.fivetran_events, args.type6_keys = 400, 100, 1000
-        args.backfill_keys, args.backfill_days = 1000, 3
-
-    if args.output is None:
-        args.output = dbt.ROOT / "bench" / ("results/tmp/quick.json" if args.quick
-                                            else "results/tmp/targets.json" if args.targets else "results.json")
 
     dbt.environment()
     os.environ["HISTORIZE_SCHEMA"] = SCHEMA
