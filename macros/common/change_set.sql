@@ -64,18 +64,14 @@
 {%- endmacro %}
 
 
-{#- Counts of the change set by action, as plan columns. -#}
-{% macro _action_count_columns(actions) %}
-  {%- for action in actions %}
-            coalesce(sum(case when _historize_action = '{{ action }}' then 1 else 0 end), 0) as {{ action }}{{ ',' if not loop.last }}
-  {%- endfor %}
-{%- endmacro %}
-
-
-{#- The plan query: the columns of `counted_sql`, and whether load_timestamp
-    is older than the newest instant already in the table, the one row and
-    column `newest_timestamp` of `newest_sql`. -#}
-{% macro _plan_with_newest_instant(counted_sql, newest_sql) %}
+{#- The plan query of a load that caches its change set `changes`: one row of
+    its counts by action (invalid, new, changed, deleted), the kind's own
+    `counted_sql` columns, the rerun conflicts (_rerun_conflict_columns, of
+    the keys' `started_column`), the rows in the guard's scope the change set
+    read (`scope_rows`), and whether load_timestamp is older than the newest
+    instant already in the table, the one row and column `newest_timestamp`
+    of `newest_sql`. -#}
+{% macro _plan_sql(cfg, changes, counted_sql, started_column, newest_sql) %}
     {#- Subqueries, not CTEs: Spark does not substitute a cached view read
         inside a CTE, and would compute the change set again. -#}
     select
@@ -87,7 +83,14 @@
             counted.*,
             newest.newest_timestamp
         from (
-            {{ counted_sql }}
+            select
+                {%- for action in ['invalid', 'new', 'changed', 'deleted'] %}
+                coalesce(sum(case when _historize_action = '{{ action }}' then 1 else 0 end), 0) as {{ action }},
+                {%- endfor %}
+                {{ counted_sql | trim }},
+                {{ historize._rerun_conflict_columns(cfg.unique_key | length, started_column) | trim }},
+                max(_historize_scope_rows) as scope_rows
+            from {{ changes }}
         ) as counted
         cross join (
             {{ newest_sql }}
@@ -96,53 +99,51 @@
 {% endmacro %}
 
 
-{#- Fails a load whose plan (the plan query's row) goes back in time, or
-    reruns a load_timestamp over other data (`conflicts` keys whose `what`
-    began at that instant differ). -#}
-{% macro _assert_plan_applicable(plan, cfg, history, what) %}
+{#- Fails a load whose plan (the plan query's row) counted `invalid` rows
+    (NULL or duplicated keys in the select, named from the change set
+    `changes`), goes back in time, or reruns a load_timestamp over other data
+    (`conflicts` keys whose `what` began at that instant differ). -#}
+{% macro _assert_plan(plan, cfg, history, changes, what) %}
+  {%- if plan['invalid'] > 0 -%}
+    {{ historize._assert_unique_key("(select * from " ~ changes ~ " where _historize_action = 'invalid') as invalid_rows",
+        cfg.unique_key, cfg.model_name) }}
+  {%- endif -%}
   {%- if plan['load_is_older'] -%}
-    {%- set refusal = historize._older_load_message(cfg, history) -%}
+    {%- set refusal = historize._refusal('older_load', cfg.model_name, history=history) -%}
     {{ exceptions.raise_compiler_error(refusal[0] ~ plan['newest_instant'] ~ refusal[1]) }}
   {%- endif -%}
   {%- if plan['conflicts'] > 0 -%}
-    {%- set refusal = historize._rerun_conflict_message(cfg, what) -%}
+    {%- set refusal = historize._refusal('rerun_conflict', cfg.model_name, what=what) -%}
     {{ exceptions.raise_compiler_error(refusal[0] ~ plan['conflicts'] ~ refusal[1] ~ plan['conflict_examples'] ~ refusal[2]) }}
   {%- endif -%}
 {% endmacro %}
 
 
-{#- The refusal of a rerun over other data, as the text around the number of
-    conflicting keys and around their examples. -#}
-{% macro _rerun_conflict_message(cfg, what) %}
-  {{- return(["historize: model " ~ cfg.model_name ~ ": load_timestamp " ~ historize.load_timestamp()
-      ~ " was already loaded with other data: ", " key(s) whose " ~ what ~ " began at this load_timestamp now differ, e.g. ",
-      "; a rerun must see the same snapshot, a new snapshot needs a new load_timestamp. Nothing was written"]) -}}
-{% endmacro %}
-
-
-{#- Columns of the select's rows that carry the key check into the change
-    set's own pass (the shuffle by key its join needs anyway): the select is
-    read once. -#}
-{% macro _keyed_source_columns(keys, alias) %}
-            true as _historize_in_source,
-            count(*) over (partition by {{ historize._column_list(keys, alias) }}) as _historize_occurrences
-{%- endmacro %}
-
-
-{#- True for a row of the select whose key is NULL or duplicated: its action
-    is `invalid`, and the load fails on it before writing. -#}
-{% macro _invalid_key_condition(keys, alias) %}
-  {{- return(alias ~ '._historize_in_source and (' ~ historize._column_list(keys, alias, suffix=' is null', separator=' or ')
-      ~ ' or ' ~ alias ~ '._historize_occurrences > 1)') -}}
-{% endmacro %}
-
-
-{#- Fails, naming the keys, when the plan counted `invalid` rows. -#}
-{% macro _assert_valid_keys(plan, changes, cfg) %}
-  {%- if plan['invalid'] > 0 -%}
-    {{ historize._assert_unique_key("(select * from " ~ changes ~ " where _historize_action = 'invalid') as invalid_rows",
-        cfg.unique_key, cfg.model_name) }}
+{#- The refusals of a load's checks, as the texts around their figures, which
+    the caller puts between them (in Jinja, or in SQL that raises): the same
+    words whether the plan query, the checks inside a MERGE or the guard find
+    the problem.
+      null_key        around the rows of the select with a NULL key
+      duplicated_key  around the number of duplicated keys, then their examples
+      older_load      around the newest instant already in `history` (`detail`
+                      says where that instant came from)
+      rerun_conflict  around the number of keys whose `what` began at this
+                      load_timestamp and now differ, then their examples
+    `keys` and `label` name the key of the key refusals. -#}
+{% macro _refusal(kind, model_name, keys=[], label='unique_key', history=none, detail='', what='') %}
+  {%- set head = "historize: model " ~ model_name ~ ": " -%}
+  {%- set key_head = head ~ label ~ " (" ~ keys | join(', ') ~ ") is " -%}
+  {%- if kind == 'null_key' -%}
+    {{ return([key_head ~ "NULL in ", " row(s) of the select; nothing was written"]) }}
+  {%- elif kind == 'duplicated_key' -%}
+    {{ return([key_head ~ "duplicated for ", " key(s) in the select, e.g. ", "; nothing was written"]) }}
+  {%- elif kind == 'older_load' -%}
+    {{ return([head ~ "load_timestamp " ~ historize.load_timestamp() ~ " is older than ",
+        ", the newest time already in " ~ history ~ detail ~ "; loads must come in time order. Nothing was written"]) }}
   {%- endif -%}
+  {{ return([head ~ "load_timestamp " ~ historize.load_timestamp() ~ " was already loaded with other data: ",
+      " key(s) whose " ~ what ~ " began at this load_timestamp now differ, e.g. ",
+      "; a rerun must see the same snapshot, a new snapshot needs a new load_timestamp. Nothing was written"]) }}
 {% endmacro %}
 
 
@@ -177,7 +178,7 @@
         where {{ guard.predicate }}
     ) as chg
     on {% for name in keys -%}
-        {{ historize._qualified(name, 'hist') }} = {{ historize._qualified('_historize_merge_key_' ~ loop.index0, 'chg') }}{{ ' and ' if not loop.last }}
+        {{ historize._quote(name, 'hist') }} = {{ historize._quote('_historize_merge_key_' ~ loop.index0, 'chg') }}{{ ' and ' if not loop.last }}
     {%- endfor %}
 {%- endmacro %}
 
@@ -241,30 +242,20 @@
 
 {#- A name as a Spark identifier: between backticks, a backtick in it doubled,
     so that any column name the select can hold (spaces, quotes, backticks,
-    keywords) stays one identifier. -#}
-{% macro _quote(name) %}
-  {{- return('`' ~ (name | string) | replace('`', '``') ~ '`') -}}
+    keywords) stays one identifier; qualified by `relation_alias` if given. -#}
+{% macro _quote(name, relation_alias=none) %}
+  {{- return((relation_alias ~ '.' if relation_alias else '') ~ '`' ~ (name | string) | replace('`', '``') ~ '`') -}}
 {% endmacro %}
 
 
-{% macro _qualified(name, relation_alias=none) %}
-  {{- return((relation_alias ~ '.' if relation_alias else '') ~ historize._quote(name)) -}}
-{% endmacro %}
-
-
-{#- "a.`x`, a.`y`": names quoted, optionally qualified and suffixed. -#}
-{% macro _column_list(names, relation_alias=none, suffix='', separator=', ') %}
+{#- "a.`x`, a.`y`": names quoted, optionally qualified and suffixed; with
+    `lines`, one to a line (select targets). -#}
+{% macro _column_list(names, relation_alias=none, suffix='', separator=', ', lines=false) %}
   {%- set parts = [] -%}
   {%- for name in names -%}
-    {%- do parts.append(historize._qualified(name, relation_alias) ~ suffix) -%}
+    {%- do parts.append(historize._quote(name, relation_alias) ~ suffix) -%}
   {%- endfor -%}
-  {{- return(parts | join(separator)) -}}
-{% endmacro %}
-
-
-{#- Select targets, one to a line. -#}
-{% macro _select_list(names, relation_alias=none) %}
-  {{- return(historize._column_list(names, relation_alias, separator=',\n            ')) -}}
+  {{- return(parts | join(',\n            ' if lines else separator)) -}}
 {% endmacro %}
 
 
@@ -273,7 +264,7 @@
   {%- set parts = [] -%}
   {%- for name in names -%}
     {%- set right = right_names[loop.index0] if right_names else name -%}
-    {%- do parts.append(historize._qualified(name, left_alias) ~ ' = ' ~ historize._qualified(right, right_alias)) -%}
+    {%- do parts.append(historize._quote(name, left_alias) ~ ' = ' ~ historize._quote(right, right_alias)) -%}
   {%- endfor -%}
   {{- return(parts | join(' and ')) -}}
 {% endmacro %}
@@ -284,7 +275,7 @@
 {% macro _change_set_keys(keys, source_alias, table_alias) %}
   {%- set parts = [] -%}
   {%- for name in keys -%}
-    {%- do parts.append('coalesce(' ~ historize._qualified(name, source_alias) ~ ', ' ~ historize._qualified(name, table_alias)
+    {%- do parts.append('coalesce(' ~ historize._quote(name, source_alias) ~ ', ' ~ historize._quote(name, table_alias)
         ~ ') as ' ~ historize._quote('_historize_key_' ~ loop.index0)) -%}
   {%- endfor -%}
   {{- return(parts | join(',\n        ')) -}}
@@ -295,23 +286,13 @@
     relation `alias`) and the load_timestamp it began at. -#}
 {% macro _version_key(keys, alias) %}
   {%- set expressions = [] -%}
-  {%- for name in keys -%}{%- do expressions.append(historize._qualified(name, alias)) -%}{%- endfor -%}
+  {%- for name in keys -%}{%- do expressions.append(historize._quote(name, alias)) -%}{%- endfor -%}
   {%- do expressions.append(historize.load_timestamp_sql()) -%}
   {{- return(historize.hash_key(expressions)) -}}
 {% endmacro %}
 
 
-{#- Names of `columns` (dbt Column objects) not in `excluded`, in order. -#}
-{% macro _names_except(columns, excluded) %}
-  {%- set lowered = excluded | map('lower') | list -%}
-  {%- set names = [] -%}
-  {%- for column in columns if column.name | lower not in lowered -%}
-    {%- do names.append(column.name | lower) -%}
-  {%- endfor -%}
-  {{- return(names) -}}
-{% endmacro %}
-
-
+{#- The `columns` (dbt Column objects) whose name is one of `names`, in order. -#}
 {% macro _columns_named(columns, names) %}
   {%- set wanted = names | map('lower') | list -%}
   {%- set result = [] -%}
@@ -341,7 +322,7 @@
 {#- Fails when the key columns hold a NULL or a duplicate in `relation`. -#}
 {% macro _assert_unique_key(relation, unique_key, model_name, sample=5, label='unique_key') %}
   {%- set key_list = historize._column_list(unique_key) -%}
-  {%- set key_targets = historize._select_list(unique_key) -%}
+  {%- set key_targets = historize._column_list(unique_key, lines=true) -%}
   {%- set any_null = historize._column_list(unique_key, suffix=' is null', separator=' or ') -%}
   {%- set query -%}
     with keyed as (
@@ -371,31 +352,20 @@
   {%- endset -%}
   {%- set result = run_query(query) -%}
   {%- if result.rows | length > 0 -%}
-    {%- set messages = historize._invalid_key_messages(unique_key, model_name, label) -%}
+    {%- set null_key = historize._refusal('null_key', model_name, unique_key, label) -%}
+    {%- set duplicated_key = historize._refusal('duplicated_key', model_name, unique_key, label) -%}
     {%- set width = unique_key | length -%}
     {%- set first = result.rows[0] -%}
     {%- if first[width + 1] == 1 -%}
-      {{ exceptions.raise_compiler_error(messages.null[0] ~ first[width + 3] ~ messages.null[1]) }}
+      {{ exceptions.raise_compiler_error(null_key[0] ~ first[width + 3] ~ null_key[1]) }}
     {%- endif -%}
     {%- set examples = [] -%}
     {%- for row in result.rows -%}
       {%- do examples.append("(" ~ row[:width] | join(', ') ~ ") x" ~ row[width]) -%}
     {%- endfor -%}
-    {{ exceptions.raise_compiler_error(messages.duplicated[0] ~ first[width + 2] ~ messages.duplicated[1]
-        ~ examples | join('; ') ~ messages.duplicated[2]) }}
+    {{ exceptions.raise_compiler_error(duplicated_key[0] ~ first[width + 2] ~ duplicated_key[1]
+        ~ examples | join('; ') ~ duplicated_key[2]) }}
   {%- endif -%}
-{% endmacro %}
-
-
-{#- The refusals of NULL and duplicated keys, as the text around their
-    figures: `null` around the rows with a NULL key, `duplicated` around the
-    number of duplicated keys and around their examples. -#}
-{% macro _invalid_key_messages(unique_key, model_name, label='unique_key') %}
-  {%- set head = "historize: model " ~ model_name ~ ": " ~ label ~ " (" ~ unique_key | join(', ') ~ ") is " -%}
-  {{ return({
-      'null': [head ~ "NULL in ", " row(s) of the select; nothing was written"],
-      'duplicated': [head ~ "duplicated for ", " key(s) in the select, e.g. ", "; nothing was written"],
-  }) }}
 {% endmacro %}
 
 

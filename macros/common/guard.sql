@@ -18,9 +18,9 @@
     valid_from, which no load older than the table may precede. -#}
 {% macro _guard_scope(cfg, alias) %}
   {%- if cfg.kind == 'scd2_hist' -%}
-    {{ return(historize._qualified(cfg.valid_to, alias) ~ ' is null') }}
+    {{ return(historize._quote(cfg.valid_to, alias) ~ ' is null') }}
   {%- elif cfg.kind == 'scd_type6' -%}
-    {{ return(historize._qualified(cfg.current_flag, alias)) }}
+    {{ return(historize._quote(cfg.current_flag, alias)) }}
   {%- endif -%}
   {{ return(none) }}
 {% endmacro %}
@@ -53,7 +53,7 @@
     select
         count(*) as scope_rows,
         {%- if rerun_started %}
-        count_if({{ historize._qualified(rerun_started, 'guarded') }} = {{ historize.load_timestamp_sql() }}) as rerun_rows
+        count_if({{ historize._quote(rerun_started, 'guarded') }} = {{ historize.load_timestamp_sql() }}) as rerun_rows
         {%- else %}
         cast(null as bigint) as rerun_rows
         {%- endif %}
@@ -150,9 +150,9 @@
   {%- set in_scope = ' filter (where ' ~ read.scope ~ ')' if filtered else '' -%}
   {%- set message = historize._string_literal(conflict) -%}
   {%- if refuse_older and historize._guard_scope(cfg, 'guarded') -%}
-    {%- set newest = 'max(' ~ historize._qualified(cfg.valid_from, 'guarded') ~ ')' ~ in_scope -%}
-    {%- set refusal = historize._older_load_message(cfg, relation,
-          " (written by another run after version " ~ read.version ~ ", which this run read)") -%}
+    {%- set newest = 'max(' ~ historize._quote(cfg.valid_from, 'guarded') ~ ')' ~ in_scope -%}
+    {%- set refusal = historize._refusal('older_load', cfg.model_name, history=relation,
+          detail=" (written by another run after version " ~ read.version ~ ", which this run read)") -%}
     {%- set message = "case when " ~ newest ~ " > " ~ historize.load_timestamp_sql() ~ " then concat("
           ~ historize._string_literal(refusal[0]) ~ ", cast(" ~ newest ~ " as string), "
           ~ historize._string_literal(refusal[1]) ~ ") else " ~ message ~ " end" -%}
@@ -160,14 +160,6 @@
   {#- Two lines: the caller indents the second to its place. -#}
   {{- return("(count(*)" ~ in_scope ~ " = " ~ read.rows ~ " and coalesce(max(" ~ qualifier ~ "_metadata.row_commit_version)"
       ~ in_scope ~ ", -1) <= " ~ read.version ~ ")\nor raise_error(" ~ message ~ ") is null") -}}
-{% endmacro %}
-
-
-{#- The refusal of a load older than the table's newest instant, as the text
-    before and after that instant; `detail` says where that instant came from. -#}
-{% macro _older_load_message(cfg, history, detail='') %}
-  {{- return(["historize: model " ~ cfg.model_name ~ ": load_timestamp " ~ historize.load_timestamp() ~ " is older than ",
-      ", the newest time already in " ~ history ~ detail ~ "; loads must come in time order. Nothing was written"]) -}}
 {% endmacro %}
 
 
@@ -196,9 +188,10 @@
     (`duplicated_keys`), each {order, key columns, example} so that sorting
     puts the most repeated first, then by key, as _assert_unique_key does. -#}
 {% macro _plan_checks_sql(cfg, history, staged, newest_sql, conflicts_sql, what, guard) %}
-  {%- set key_messages = historize._invalid_key_messages(cfg.unique_key, cfg.model_name) -%}
-  {%- set older = historize._older_load_message(cfg, history) -%}
-  {%- set rerun = historize._rerun_conflict_message(cfg, what) -%}
+  {%- set null_key = historize._refusal('null_key', cfg.model_name, cfg.unique_key) -%}
+  {%- set duplicated_key = historize._refusal('duplicated_key', cfg.model_name, cfg.unique_key) -%}
+  {%- set older = historize._refusal('older_load', cfg.model_name, history=history) -%}
+  {%- set rerun = historize._refusal('rerun_conflict', cfg.model_name, what=what) -%}
   {%- set text = historize._string_literal -%}
   {%- set keys = cfg.unique_key -%}
   {%- set key_names = [] -%}
@@ -207,12 +200,12 @@
     select
         case
             when invalid_keys.null_key_rows > 0
-                then raise_error(concat({{ text(key_messages.null[0]) }}, cast(invalid_keys.null_key_rows as string), {{ text(key_messages.null[1]) }}))
+                then raise_error(concat({{ text(null_key[0]) }}, cast(invalid_keys.null_key_rows as string), {{ text(null_key[1]) }}))
             when size(invalid_keys.duplicated_keys) > 0
-                then raise_error(concat({{ text(key_messages.duplicated[0]) }}, cast(size(invalid_keys.duplicated_keys) as string),
-                    {{ text(key_messages.duplicated[1]) }},
+                then raise_error(concat({{ text(duplicated_key[0]) }}, cast(size(invalid_keys.duplicated_keys) as string),
+                    {{ text(duplicated_key[1]) }},
                     concat_ws('; ', transform(slice(array_sort(invalid_keys.duplicated_keys), 1, 5), duplicated -> duplicated.example)),
-                    {{ text(key_messages.duplicated[2]) }}))
+                    {{ text(duplicated_key[2]) }}))
             when newest.newest_timestamp > {{ historize.load_timestamp_sql() }}
                 then raise_error(concat({{ text(older[0]) }}, cast(newest.newest_timestamp as string), {{ text(older[1]) }}))
             {%- if conflicts_sql %}
@@ -235,7 +228,7 @@
         from (
             select
                 {%- for name in keys %}
-                {{ historize._qualified(name, 'src') }} as {{ key_names[loop.index0] }},
+                {{ historize._quote(name, 'src') }} as {{ key_names[loop.index0] }},
                 {%- endfor %}
                 count(*) as _historize_occurrences
             from {{ staged }} as src

@@ -68,7 +68,9 @@
     {%- endfor -%}
   {%- endif -%}
   {%- set interval = interval or defaults.interval -%}
-  {{ historize._assert_one_of('interval', interval, ['half_open', 'closed']) }}
+  {%- if interval not in ['half_open', 'closed'] and execute -%}
+    {{ exceptions.raise_compiler_error("historize: option 'interval' is '" ~ interval ~ "'; allowed: half_open, closed") }}
+  {%- endif -%}
   {%- set open_sql = open_when or defaults.open_when or (q ~ historize._quote(valid_to or 'valid_to') ~ ' is null') -%}
   {{ return({
       'unique_key': keys,

@@ -55,14 +55,20 @@
 {% endmacro %}
 
 
-{#- One option: from the model's meta, else from config(), else `default`.
-    While parsing, both answer ''; the validators raise only when executing. -#}
-{% macro _read_option(name, default=none) %}
+{#- One option: from the model's meta, else from config(), else `default`;
+    when `one_of` lists the values allowed, any other is refused. While
+    parsing, both answer ''; the validators raise only when executing. -#}
+{% macro _read_option(name, default=none, one_of=none) %}
   {%- set value = config.meta_get(name) -%}
   {%- if value is none or value == '' -%}
     {%- set value = config.get(name) -%}
   {%- endif -%}
-  {{ return(default if value is none or value == '' else value) }}
+  {%- set value = default if value is none or value == '' else value -%}
+  {%- if one_of is not none and value not in one_of and execute -%}
+    {{ exceptions.raise_compiler_error(
+        "historize: option '" ~ name ~ "' is '" ~ value ~ "'; allowed: " ~ one_of | join(', ')) }}
+  {%- endif -%}
+  {{ return(value) }}
 {% endmacro %}
 
 
@@ -90,14 +96,6 @@
     {%- do result.append(name | string | trim | lower) -%}
   {%- endfor -%}
   {{ return(result) }}
-{% endmacro %}
-
-
-{% macro _assert_one_of(option_name, value, allowed) %}
-  {%- if value not in allowed and execute -%}
-    {{ exceptions.raise_compiler_error(
-        "historize: option '" ~ option_name ~ "' is '" ~ value ~ "'; allowed: " ~ allowed | join(', ')) }}
-  {%- endif -%}
 {% endmacro %}
 
 
@@ -229,7 +227,11 @@
 {#- What bringing an existing history table in line with the model changes:
     its name (a former table is renamed, its version key column with it), its
     layout, its properties (a table built before a property existed gets it
-    here), its columns (_schema_sync_plan). Planned whole before any DDL, so
+    here), its columns (schema evolution, docs/schema_evolution.md: renames
+    by former_names, new columns, retired columns kept and marked,
+    reactivated ones, type widening; an ambiguous rename or a type change
+    that is not a widening is refused, naming the columns; `managed` are the
+    columns the materialization owns). Planned whole before any DDL, so
     that the block checks the select first when `changes_table` and bad input
     leaves the table as it was. Planned from the table's `state`, returned with
     the plan: its columns (in order, with types) and its properties. -#}
@@ -245,110 +247,7 @@
   {%- for former in cfg.former_names -%}
     {%- do managed_renames.append(((former ~ '_key') | lower, cfg.version_key)) -%}
   {%- endfor -%}
-  {%- set plan = historize._schema_sync_plan(cfg, found.relation, state, select_columns, managed, managed_renames) -%}
-  {%- set layout = historize._history_properties(cfg).get('historize.partitioned_by') -%}
-  {%- set relayout = layout is not none and state.properties.get('historize.partitioned_by') != layout -%}
-  {#- The properties the table lacks or holds with another value. The protocol versions are
-      only set at creation: Delta raises them itself as features need, and never lowers them. -#}
-  {%- set missing_properties = {} -%}
-  {%- for name, value in historize._history_properties(cfg).items() if not relayout
-        and name not in ['delta.minReaderVersion', 'delta.minWriterVersion'] -%}
-    {%- if state.properties.get(name) | string != value | string -%}
-      {%- do missing_properties.update({name: value}) -%}
-    {%- endif -%}
-  {%- endfor -%}
-  {{ return({'state': state, 'plan': plan, 'relayout': relayout, 'properties': missing_properties,
-             'changes_table': found.former is not none or plan.changed or missing_properties | length > 0 or relayout}) }}
-{% endmacro %}
-
-
-{#- Applies `changes` (_history_table_changes) to the table: rename, layout,
-    properties, then columns, new ones after the column `before`. After a
-    schema change that alters the hashed columns of a table that keeps a hash
-    (cfg.hash_column), `rehash_sql` recomputes the current versions' stored
-    hashes (none: the select gives its own), then the table's mark that they
-    were due is cleared. A run killed before this leaves the mark, and its
-    rerun rehashes. -#}
-{% macro _sync_history_table(cfg, found, history, changes, before, rehash_sql=none) %}
-  {%- if found.former is not none -%}
-    {{ historize._rename_table(found.former, history, cfg.model_name) }}
-  {%- endif -%}
-  {%- if changes.relayout -%}
-    {#- A table laid out otherwise (built by an earlier version of the materialization, or
-        before the model's partition_by changed: its `historize.partitioned_by` is not the
-        model's) is rewritten in the materialization's layout, in one commit: every row kept,
-        its Delta history kept (a REPLACE is a commit of the same table, so time travel still
-        reaches the versions before it). Properties become the model's (historize.retired.*
-        marks are kept). -#}
-    {%- set properties = historize._history_properties(cfg) -%}
-    {%- for name, value in changes.state.properties.items() if name.startswith('historize.retired.') -%}
-      {%- do properties.update({name: value}) -%}
-    {%- endfor -%}
-    {{ log("historize: " ~ cfg.model_name ~ ": rewriting " ~ history ~ " partitioned by "
-        ~ cfg.partition_by | join(', ') ~ " (was: " ~ changes.state.properties.get('historize.partitioned_by', 'not partitioned by historize') ~ ")", info=true) }}
-    {%- call statement('relayout') -%}
-      replace table {{ history }}
-      using delta
-      partitioned by ({{ historize._column_list(cfg.partition_by) }})
-      {{ historize._properties_clause(properties) }}
-      as select * from {{ history }}
-    {%- endcall -%}
-  {%- endif -%}
-  {%- if changes.properties -%}
-    {%- call statement('set_properties') -%}
-      alter table {{ history }} set {{ historize._properties_clause(changes.properties) }}
-    {%- endcall -%}
-  {%- endif -%}
-  {{ historize._schema_sync_apply(changes.plan, cfg, history, before) }}
-  {%- if changes.plan.rehash and cfg.hash_column -%}
-    {%- if rehash_sql -%}
-      {%- call statement('rehash') -%}
-        {{ rehash_sql }}
-      {%- endcall -%}
-    {%- endif -%}
-    {%- call statement('rehash_done') -%}
-      alter table {{ history }} unset tblproperties if exists ({{ historize._string_literal('historize.rehash_pending') }})
-    {%- endcall -%}
-  {%- endif -%}
-{% endmacro %}
-
-
-{#- Schema evolution of a history table, before a load. Compares the select's
-    columns with the table's and brings the table in line without losing
-    history: renames by former_names, new columns, retired columns (kept, marked),
-    reactivated columns, type widening. Everything is checked before any DDL,
-    so a bad case changes nothing. See docs/schema_evolution.md. -#}
-
-
-{#- True when Delta's type widening changes `old` into `new` in place. -#}
-{% macro _is_type_widening(old, new) %}
-  {%- set integral = ['tinyint', 'smallint', 'int', 'bigint'] -%}
-  {%- set digits = {'tinyint': 3, 'smallint': 5, 'int': 10, 'bigint': 20} -%}
-  {%- set old_decimal = modules.re.match('decimal\\((\\d+),\\s*(\\d+)\\)', old) -%}
-  {%- set new_decimal = modules.re.match('decimal\\((\\d+),\\s*(\\d+)\\)', new) -%}
-  {%- if old in integral and new in integral -%}
-    {{ return(integral.index(new) > integral.index(old)) }}
-  {%- elif old in ['tinyint', 'smallint', 'int', 'float'] and new == 'double' -%}
-    {{ return(true) }}
-  {%- elif old == 'date' and new == 'timestamp_ntz' -%}
-    {{ return(true) }}
-  {%- elif old in integral and new_decimal -%}
-    {{ return((new_decimal.group(1) | int) - (new_decimal.group(2) | int) >= digits[old]) }}
-  {%- elif old_decimal and new_decimal -%}
-    {%- set p1, s1 = old_decimal.group(1) | int, old_decimal.group(2) | int -%}
-    {%- set p2, s2 = new_decimal.group(1) | int, new_decimal.group(2) | int -%}
-    {{ return(p2 >= p1 and s2 >= s1 and p2 - s2 >= p1 - s1 and (p2, s2) != (p1, s1)) }}
-  {%- endif -%}
-  {{ return(false) }}
-{% endmacro %}
-
-
-{#- What the table needs, from its `state` (_history_table_changes): `select_columns`
-    (name, data_type) are the select's business columns; `managed` the table's columns the materialization owns,
-    `managed_renames` (old, new) pairs of them (a surrogate key named after a
-    renamed table). Raises, naming the columns, on an ambiguous rename or a type
-    change that is not a widening. -#}
-{% macro _schema_sync_plan(cfg, history, state, select_columns, managed, managed_renames=[]) %}
+  {#- Its columns, against the select's business columns `select_columns`. -#}
   {%- set table_types = {} -%}
   {%- set table_order = [] -%}
   {%- for column in state.columns -%}
@@ -423,7 +322,7 @@
   {%- endfor -%}
 
   {%- if plan.errors -%}
-    {{ exceptions.raise_compiler_error("historize: model " ~ cfg.model_name ~ ": cannot bring " ~ history
+    {{ exceptions.raise_compiler_error("historize: model " ~ cfg.model_name ~ ": cannot bring " ~ found.relation
         ~ " in line with the select: " ~ plan.errors | join('; ') ~ ". Nothing was written") }}
   {%- endif -%}
   {%- do plan.update({'changed': (plan.renamed or plan.added or plan.retired or plan.reactivated or plan.widened) | length > 0,
@@ -432,46 +331,93 @@
                       'rehash_marked': 'historize.rehash_pending' in state.properties,
                       'widening_enabled': state.properties.get('delta.enableTypeWidening') == 'true',
                       'table_order': table_order}) -%}
-  {{ return(plan) }}
+  {%- set layout = historize._history_properties(cfg).get('historize.partitioned_by') -%}
+  {%- set relayout = layout is not none and state.properties.get('historize.partitioned_by') != layout -%}
+  {#- The properties the table lacks or holds with another value. The protocol versions are
+      only set at creation: Delta raises them itself as features need, and never lowers them. -#}
+  {%- set missing_properties = {} -%}
+  {%- for name, value in historize._history_properties(cfg).items() if not relayout
+        and name not in ['delta.minReaderVersion', 'delta.minWriterVersion'] -%}
+    {%- if state.properties.get(name) | string != value | string -%}
+      {%- do missing_properties.update({name: value}) -%}
+    {%- endif -%}
+  {%- endfor -%}
+  {{ return({'state': state, 'plan': plan, 'relayout': relayout, 'properties': missing_properties,
+             'changes_table': found.former is not none or plan.changed or missing_properties | length > 0 or relayout}) }}
 {% endmacro %}
 
 
-{#- Applies a plan: each change is one DDL statement, each safe to rerun (a
-    rerun plans only what is still missing). New columns go before the
-    managed column `before`, after the business columns. -#}
-{% macro _schema_sync_apply(plan, cfg, history, before) %}
+{#- Applies `changes` (_history_table_changes) to the table: rename, layout,
+    properties, then columns, new ones after the column `before`. After a
+    schema change that alters the hashed columns of a table that keeps a hash
+    (cfg.hash_column), `rehash_sql` recomputes the current versions' stored
+    hashes (none: the select gives its own), then the table's mark that they
+    were due is cleared. A run killed before this leaves the mark, and its
+    rerun rehashes. -#}
+{% macro _sync_history_table(cfg, found, history, changes, before, rehash_sql=none) %}
+  {%- if found.former is not none -%}
+    {{ historize._rename_table(found.former, history, cfg.model_name) }}
+  {%- endif -%}
+  {%- if changes.relayout -%}
+    {#- A table laid out otherwise (built by an earlier version of the materialization, or
+        before the model's partition_by changed: its `historize.partitioned_by` is not the
+        model's) is rewritten in the materialization's layout, in one commit: every row kept,
+        its Delta history kept (a REPLACE is a commit of the same table, so time travel still
+        reaches the versions before it). Properties become the model's (historize.retired.*
+        marks are kept). -#}
+    {%- set properties = historize._history_properties(cfg) -%}
+    {%- for name, value in changes.state.properties.items() if name.startswith('historize.retired.') -%}
+      {%- do properties.update({name: value}) -%}
+    {%- endfor -%}
+    {{ log("historize: " ~ cfg.model_name ~ ": rewriting " ~ history ~ " partitioned by "
+        ~ cfg.partition_by | join(', ') ~ " (was: " ~ changes.state.properties.get('historize.partitioned_by', 'not partitioned by historize') ~ ")", info=true) }}
+    {%- call statement('relayout') -%}
+      replace table {{ history }}
+      using delta
+      partitioned by ({{ historize._column_list(cfg.partition_by) }})
+      {{ historize._properties_clause(properties) }}
+      as select * from {{ history }}
+    {%- endcall -%}
+  {%- endif -%}
+  {%- if changes.properties -%}
+    {%- call statement('set_properties') -%}
+      alter table {{ history }} set {{ historize._properties_clause(changes.properties) }}
+    {%- endcall -%}
+  {%- endif -%}
+  {#- Its columns: each change one DDL statement, each safe to rerun (a rerun
+      plans only what is still missing); new columns go before `before`. -#}
   {%- set at = historize.load_timestamp() -%}
-  {%- set previous = plan.table_order[plan.table_order.index(before) - 1] -%}
+  {%- set previous = changes.plan.table_order[changes.plan.table_order.index(before) - 1] -%}
   {%- set renamed_to = {} -%}
-  {%- for old, new in plan.renamed -%}{%- do renamed_to.update({old: new}) -%}{%- endfor -%}
-  {%- set anchors = [renamed_to.get(previous, previous)] + plan.added | map(attribute=0) | list -%}
+  {%- for old, new in changes.plan.renamed -%}{%- do renamed_to.update({old: new}) -%}{%- endfor -%}
+  {%- set anchors = [renamed_to.get(previous, previous)] + changes.plan.added | map(attribute=0) | list -%}
   {#- First, in one commit: type widening enabled, and the mark that the
-      stored hashes are due (cleared by _sync_history_table), so that
+      stored hashes are due (cleared at the end), so that
       a run killed anywhere between here and the rehash leaves it. -#}
   {%- set first = {} -%}
-  {%- if plan.widened and not plan.widening_enabled -%}{%- do first.update({'delta.enableTypeWidening': 'true'}) -%}{%- endif -%}
-  {%- if plan.rehash and not plan.rehash_marked -%}{%- do first.update({'historize.rehash_pending': at}) -%}{%- endif -%}
+  {%- if changes.plan.widened and not changes.plan.widening_enabled -%}{%- do first.update({'delta.enableTypeWidening': 'true'}) -%}{%- endif -%}
+  {%- if changes.plan.rehash and not changes.plan.rehash_marked -%}{%- do first.update({'historize.rehash_pending': at}) -%}{%- endif -%}
   {%- if first -%}
     {%- call statement('schema_change_properties') -%}
       alter table {{ history }} set {{ historize._properties_clause(first) }}
     {%- endcall -%}
   {%- endif -%}
-  {%- for old, new in plan.renamed -%}
+  {%- for old, new in changes.plan.renamed -%}
     {%- call statement('rename_' ~ old) -%}
       alter table {{ history }} rename column {{ historize._quote(old) }} to {{ historize._quote(new) }}
     {%- endcall -%}
   {%- endfor -%}
-  {%- for name, old_type, new_type in plan.widened -%}
+  {%- for name, old_type, new_type in changes.plan.widened -%}
     {%- call statement('widen_' ~ name) -%}
       alter table {{ history }} alter column {{ historize._quote(name) }} type {{ new_type }}
     {%- endcall -%}
   {%- endfor -%}
-  {%- for name, type in plan.added -%}
+  {%- for name, type in changes.plan.added -%}
     {%- call statement('add_' ~ name) -%}
       alter table {{ history }} add columns ({{ historize._quote(name) }} {{ type }} after {{ historize._quote(anchors[loop.index0]) }})
     {%- endcall -%}
   {%- endfor -%}
-  {%- for name in plan.retired -%}
+  {%- for name in changes.plan.retired -%}
     {%- call statement('retire_' ~ name) -%}
       alter table {{ history }} alter column {{ historize._quote(name) }}
         comment {{ historize._string_literal('retired at ' ~ at ~ ': no longer in the select of ' ~ cfg.model_name ~ '; NULL in versions loaded since') }}
@@ -480,7 +426,7 @@
       alter table {{ history }} set tblproperties ({{ historize._string_literal('historize.retired.' ~ name) }} = '{{ at }}')
     {%- endcall -%}
   {%- endfor -%}
-  {%- for name in plan.reactivated -%}
+  {%- for name in changes.plan.reactivated -%}
     {%- call statement('reactivate_' ~ name) -%}
       alter table {{ history }} alter column {{ historize._quote(name) }}
         comment {{ historize._string_literal((model.columns.get(name) or {}).get('description') or '') }}
@@ -489,11 +435,45 @@
       alter table {{ history }} unset tblproperties if exists ({{ historize._string_literal('historize.retired.' ~ name) }})
     {%- endcall -%}
   {%- endfor -%}
-  {%- if plan.changed -%}
-    {{ log("historize: " ~ cfg.model_name ~ ": schema: renamed " ~ (plan.renamed | map('join', ' to ') | join(', ') or 'none')
-        ~ "; added " ~ (plan.added | map(attribute=0) | join(', ') or 'none')
-        ~ "; retired " ~ (plan.retired | join(', ') or 'none')
-        ~ "; reactivated " ~ (plan.reactivated | join(', ') or 'none')
-        ~ "; widened " ~ (plan.widened | map(attribute=0) | join(', ') or 'none'), info=true) }}
+  {%- if changes.plan.changed -%}
+    {{ log("historize: " ~ cfg.model_name ~ ": schema: renamed " ~ (changes.plan.renamed | map('join', ' to ') | join(', ') or 'none')
+        ~ "; added " ~ (changes.plan.added | map(attribute=0) | join(', ') or 'none')
+        ~ "; retired " ~ (changes.plan.retired | join(', ') or 'none')
+        ~ "; reactivated " ~ (changes.plan.reactivated | join(', ') or 'none')
+        ~ "; widened " ~ (changes.plan.widened | map(attribute=0) | join(', ') or 'none'), info=true) }}
   {%- endif -%}
+  {%- if changes.plan.rehash and cfg.hash_column -%}
+    {%- if rehash_sql -%}
+      {%- call statement('rehash') -%}
+        {{ rehash_sql }}
+      {%- endcall -%}
+    {%- endif -%}
+    {%- call statement('rehash_done') -%}
+      alter table {{ history }} unset tblproperties if exists ({{ historize._string_literal('historize.rehash_pending') }})
+    {%- endcall -%}
+  {%- endif -%}
+{% endmacro %}
+
+
+
+{#- True when Delta's type widening changes `old` into `new` in place. -#}
+{% macro _is_type_widening(old, new) %}
+  {%- set integral = ['tinyint', 'smallint', 'int', 'bigint'] -%}
+  {%- set digits = {'tinyint': 3, 'smallint': 5, 'int': 10, 'bigint': 20} -%}
+  {%- set old_decimal = modules.re.match('decimal\\((\\d+),\\s*(\\d+)\\)', old) -%}
+  {%- set new_decimal = modules.re.match('decimal\\((\\d+),\\s*(\\d+)\\)', new) -%}
+  {%- if old in integral and new in integral -%}
+    {{ return(integral.index(new) > integral.index(old)) }}
+  {%- elif old in ['tinyint', 'smallint', 'int', 'float'] and new == 'double' -%}
+    {{ return(true) }}
+  {%- elif old == 'date' and new == 'timestamp_ntz' -%}
+    {{ return(true) }}
+  {%- elif old in integral and new_decimal -%}
+    {{ return((new_decimal.group(1) | int) - (new_decimal.group(2) | int) >= digits[old]) }}
+  {%- elif old_decimal and new_decimal -%}
+    {%- set p1, s1 = old_decimal.group(1) | int, old_decimal.group(2) | int -%}
+    {%- set p2, s2 = new_decimal.group(1) | int, new_decimal.group(2) | int -%}
+    {{ return(p2 >= p1 and s2 >= s1 and p2 - s2 >= p1 - s1 and (p2, s2) != (p1, s1)) }}
+  {%- endif -%}
+  {{ return(false) }}
 {% endmacro %}

@@ -7,9 +7,3 @@
   {%- endif -%}
   {{ return(value) }}
 {% endmacro %}
-
-
-{#- The load run id as a SQL string literal. -#}
-{% macro load_run_id_sql() %}
-  {{- return(historize._string_literal(historize.load_run_id())) -}}
-{% endmacro %}

@@ -19,7 +19,7 @@
     {%- set dtype = none if column is string else column.dtype -%}
     {#- As text that round-trips: complex types as JSON, binary as hex. -#}
     {%- set kind = (dtype or '') | lower -%}
-    {%- set qualified = historize._qualified(name, relation_alias) -%}
+    {%- set qualified = historize._quote(name, relation_alias) -%}
     {%- if kind.startswith('array') or kind.startswith('map') or kind.startswith('struct') -%}
       {%- set value = 'to_json(' ~ qualified ~ ')' -%}
     {%- elif kind == 'binary' -%}

@@ -12,7 +12,7 @@
         version_column=version_column) -%}
   {%- set keys = conv.unique_key -%}
   {%- set key_list = historize._column_list(keys) -%}
-  {%- set key_targets = historize._select_list(keys) -%}
+  {%- set key_targets = historize._column_list(keys, lines=true) -%}
   {%- set touching = '_historize_valid_to + ' ~ conv.step -%}
     with versions as (
         {{ historize._history_versions_sql(model, conv, since) }}

@@ -105,7 +105,7 @@
       historize._string_literal(result.node.name),
       historize._string_literal(invocation_id),
       historize.load_timestamp_sql(),
-      historize.load_run_id_sql(),
+      historize._string_literal(historize.load_run_id()),
       historize._utc_literal(timing.get('started')),
       historize._utc_literal(timing.get('ended')),
       historize._string_literal(outcome),

@@ -29,7 +29,8 @@
 {#- The batch's columns as fivetran_history uses them, checked: `data` (the
     columns a version holds besides the key), `types` (the table's type of
     each: the model YAML's data_type when it has one, since Fivetran's files
-    carry every value as a string; else the select's), `has_synced`. -#}
+    carry every value as a string; else the select's), `table_types` (the
+    table's (name, type) pairs, in table order), `has_synced`. -#}
 {% macro _fivetran_history_columns(cfg, select_columns) %}
   {%- set select_names = select_columns | map(attribute='name') | map('lower') | list -%}
   {{ historize._assert_columns_present(cfg.unique_key, select_names, 'unique_key', cfg.model_name) }}
@@ -41,9 +42,15 @@
     {%- set data_type = documented.get('data_type') if documented is mapping else documented.data_type -%}
     {%- do types.update({column.name | lower: data_type or column.data_type}) -%}
   {%- endfor -%}
+  {%- set data = select_names | reject('in', cfg.unique_key + [cfg.op_column] + cfg.technical_columns) | list -%}
+  {%- set table_types = [] -%}
+  {%- for name in cfg.unique_key + data -%}{%- do table_types.append((name, types[name])) -%}{%- endfor -%}
+  {%- do table_types.extend([(cfg.valid_from, 'timestamp'), (cfg.valid_to, 'timestamp'), (cfg.current_flag, 'boolean'),
+        (cfg.synced, 'timestamp')]) -%}
   {{ return({
-      'data': historize._names_except(select_columns, cfg.unique_key + [cfg.op_column] + cfg.technical_columns),
+      'data': data,
       'types': types,
+      'table_types': table_types,
       'has_synced': cfg.synced in select_names,
   }) }}
 {% endmacro %}
@@ -51,18 +58,12 @@
 
 {#- Caches the batch (the checks and the change set's first step read it)
     and checks it: the key and the event time unique and not NULL, and every
-    operation one of upsert, update or delete. -#}
+    operation one of upsert, update or delete; unknown operations are named,
+    the most frequent first, ties by name (NULL last), the same every run. -#}
 {% macro _fivetran_history_check_batch(cfg, staged) %}
   {%- call statement('cache_batch') -%}cache table {{ staged }}{%- endcall -%}
   {{ historize._assert_unique_key(staged, cfg.unique_key + [cfg.valid_from], cfg.model_name,
         label='the key and ' ~ cfg.valid_from) }}
-  {{ historize._fivetran_history_assert_operations(cfg, staged) }}
-{% endmacro %}
-
-
-{#- Fails on an operation other than upsert, update or delete, naming them:
-    the most frequent first, ties by name (NULL last), the same every run. -#}
-{% macro _fivetran_history_assert_operations(cfg, staged) %}
   {%- set op = historize._quote(cfg.op_column) -%}
   {%- set query -%}
     select
@@ -102,48 +103,43 @@
     another time), unchanged (left out). Each step reads the one before it
     once (Spark computes a CTE again at each read): the base version travels
     with the events, and both sides of the comparison meet in one group by
-    key and start. -#}
+    key and start. Its steps:
+      batch ... base       the batch typed, one row per event; the versions
+                           already in the table for its keys, each marked
+                           whether it began before the key's earliest upsert
+                           or update (the batch leaves those as they are, but
+                           for the latest, `base`, which it may close)
+      events ... walked    the events that apply, walked per key in time
+                           order, with the latest value given for each column
+                           so far; each carries its key's base version
+      versioned ... versions_by_start
+                           both sides by key and start: the version the walk
+                           wants there (`wanted`) and the one the table has
+                           there that the batch may change (`affected`)
+      compared             the two sides compared -#}
 {% macro _fivetran_history_changes_sql(cfg, history, staged, columns) %}
   {%- set keys, data_columns, q = cfg.unique_key, columns.data, historize._quote -%}
+  {%- set by_key = 'partition by ' ~ historize._column_list(keys) ~ ' order by _historize_event_at' -%}
+  {#- The data of each version struct (_fivetran_history_version_struct): the
+      key's base version as it is (`base_data`), each event's new version
+      (`new_data`), the base version as the batch closes it
+      (`closed_base_data`), the table's versions (`table_data`). -#}
+  {%- set base_data, new_data, closed_base_data, table_data = [], [], [], [] -%}
+  {%- for name in data_columns -%}
+    {%- set given = 'walked.' ~ q('_historize_given_' ~ loop.index0) -%}
+    {%- set base_value = 'walked._historize_base_version.' ~ q('c' ~ loop.index0) -%}
+    {%- do base_data.append('base.' ~ q(name)) -%}
+    {%- do new_data.append('case when ' ~ given ~ ' is null then ' ~ base_value ~ ' else ' ~ given ~ '.v end') -%}
+    {%- do closed_base_data.append(base_value) -%}
+    {%- do table_data.append('ranked.' ~ q(name)) -%}
+  {%- endfor -%}
+  {#- (a struct's field is on one line; the struct macro indents the rest) -#}
+  {%- set new_end = "case\n        when walked._historize_next_op is null then " ~ cfg.tmax_sql
+      ~ "\n        when walked._historize_next_op = 'delete' then walked._historize_next_event_at"
+      ~ "\n        else walked._historize_next_event_at - interval 1 millisecond\n    end" -%}
+  {%- set closed_end = "case when walked._historize_op = 'delete' then walked._historize_event_at"
+      ~ "\n        else walked._historize_event_at - interval 1 millisecond end" -%}
     with
-    {{ historize._fivetran_history_batch_ctes(cfg, history, staged, columns) }},
-
-    {{ historize._fivetran_history_walk_ctes(cfg, columns) }},
-
-    {{ historize._fivetran_history_versions_ctes(cfg, columns) }},
-
-    compared as (
-        select
-            {{ historize._select_list(keys, 'by_start') }},
-            {%- for name in data_columns %}
-            by_start.wanted.{{ q('c' ~ loop.index0) }} as {{ q(name) }},
-            {%- endfor %}
-            by_start._historize_start as {{ q(cfg.valid_from) }},
-            by_start.wanted._historize_end as {{ q(cfg.valid_to) }},
-            by_start.wanted._historize_active as {{ q(cfg.current_flag) }},
-            by_start.wanted._historize_synced as {{ q(cfg.synced) }},
-            case
-                when by_start.wanted is null then 'deleted'
-                when by_start.affected is null then 'new'
-                when by_start.wanted <=> by_start.affected then 'unchanged'
-                else 'changed'
-            end as _historize_action
-        from versions_by_start as by_start
-    )
-
-    select *
-    from compared
-    where _historize_action <> 'unchanged'
-{% endmacro %}
-
-
-{#- The batch (typed, one row per event); the versions already in the table
-    for its keys (`existing`), each marked whether it began before the key's
-    earliest upsert or update (`_historize_before_batch`: the batch leaves
-    those as they are, but for the latest, which it may close) and ranked
-    among its kind; and `base`, that latest version before the batch. -#}
-{% macro _fivetran_history_batch_ctes(cfg, history, staged, columns) %}
-  {%- set keys, data_columns, q = cfg.unique_key, columns.data, historize._quote -%}
     batch as (
         select
             {%- for name in keys %}
@@ -160,7 +156,7 @@
 
     earliest as (
         select
-            {{ historize._select_list(keys) }},
+            {{ historize._column_list(keys, lines=true) }},
             min(_historize_event_at) as _historize_earliest
         from batch
         where _historize_op in ('upsert', 'update')
@@ -195,18 +191,8 @@
             {{ q(cfg.current_flag) }} or (_historize_earliest is not null and {{ q(cfg.valid_to) }} >= _historize_earliest) as _historize_is_current
         from ranked
         where _historize_before_batch and _historize_rank = 1
-    )
-{%- endmacro %}
+    ),
 
-
-{#- The events that apply, walked per key in time order, with the latest value
-    given for each column so far; each carries its key's base version (its
-    start, and the version as _fivetran_history_version_struct gives it). -#}
-{% macro _fivetran_history_walk_ctes(cfg, columns) %}
-  {%- set keys, data_columns, q = cfg.unique_key, columns.data, historize._quote -%}
-  {%- set by_key = 'partition by ' ~ historize._column_list(keys) ~ ' order by _historize_event_at' -%}
-  {%- set base_data = [] -%}
-  {%- for name in data_columns -%}{%- do base_data.append('base.' ~ q(name)) -%}{%- endfor -%}
     -- a delete before the base version began has nothing to close
     events as (
         select
@@ -262,34 +248,8 @@
             ) over ({{ by_key }} rows between unbounded preceding and current row) as {{ q('_historize_given_' ~ loop.index0) }}
             {%- endfor %}
         from kept
-    )
-{%- endmacro %}
+    ),
 
-
-{#- Both sides of the comparison, by key and start: `versions_by_start`
-    holds the version the walk wants there (`wanted`) and the one the table
-    has there that the batch may change (`affected`), each a
-    _fivetran_history_version_struct, either NULL. From one read of the walk
-    come each event's new version and, for a key whose base version is
-    current, that version closed where the first event begins (wanted) and as
-    it is (affected); the table's versions from the key's earliest upsert or
-    update on are the rest of `affected`. -#}
-{% macro _fivetran_history_versions_ctes(cfg, columns) %}
-  {%- set keys, data_columns, q = cfg.unique_key, columns.data, historize._quote -%}
-  {%- set new_data, base_data, table_data = [], [], [] -%}
-  {%- for name in data_columns -%}
-    {%- set given = 'walked.' ~ q('_historize_given_' ~ loop.index0) -%}
-    {%- set base_value = 'walked._historize_base_version.' ~ q('c' ~ loop.index0) -%}
-    {%- do new_data.append('case when ' ~ given ~ ' is null then ' ~ base_value ~ ' else ' ~ given ~ '.v end') -%}
-    {%- do base_data.append(base_value) -%}
-    {%- do table_data.append('ranked.' ~ q(name)) -%}
-  {%- endfor -%}
-  {#- (a struct's field is on one line; the struct macro indents the rest) -#}
-  {%- set new_end = "case\n        when walked._historize_next_op is null then " ~ cfg.tmax_sql
-      ~ "\n        when walked._historize_next_op = 'delete' then walked._historize_next_event_at"
-      ~ "\n        else walked._historize_next_event_at - interval 1 millisecond\n    end" -%}
-  {%- set closed_end = "case when walked._historize_op = 'delete' then walked._historize_event_at"
-      ~ "\n        else walked._historize_event_at - interval 1 millisecond end" -%}
     -- each event's new version, and its key's base version closed where the
     -- first event begins
     versioned as (
@@ -297,14 +257,14 @@
             walked.*,
             {{ historize._fivetran_history_version_struct(new_data, new_end, 'walked._historize_next_op is null',
                 'walked._historize_synced') | indent(12) }} as _historize_new_version,
-            {{ historize._fivetran_history_version_struct(base_data, closed_end, 'false',
+            {{ historize._fivetran_history_version_struct(closed_base_data, closed_end, 'false',
                 'walked._historize_base_version._historize_synced') | indent(12) }} as _historize_closed_base
         from walked
     ),
 
     generated as (
         select
-            {{ historize._select_list(keys, 'versioned') }},
+            {{ historize._column_list(keys, 'versioned', lines=true) }},
             generated_version._historize_start,
             generated_version._historize_side,
             generated_version._historize_version
@@ -325,14 +285,14 @@
 
     sides as (
         select
-            {{ historize._select_list(keys, 'generated') }},
+            {{ historize._column_list(keys, 'generated', lines=true) }},
             generated._historize_start,
             generated._historize_side,
             generated._historize_version
         from generated
         union all
         select
-            {{ historize._select_list(keys, 'ranked') }},
+            {{ historize._column_list(keys, 'ranked', lines=true) }},
             ranked.{{ q(cfg.valid_from) }} as _historize_start,
             'affected' as _historize_side,
             {{ historize._fivetran_history_version_struct(table_data, 'ranked.' ~ q(cfg.valid_to),
@@ -343,14 +303,37 @@
 
     versions_by_start as (
         select
-            {{ historize._select_list(keys, 'sides') }},
+            {{ historize._column_list(keys, 'sides', lines=true) }},
             sides._historize_start,
             first(case when sides._historize_side = 'wanted' then sides._historize_version end, true) as wanted,
             first(case when sides._historize_side = 'affected' then sides._historize_version end, true) as affected
         from sides
         group by {{ historize._column_list(keys, 'sides') }}, sides._historize_start
+    ),
+
+    compared as (
+        select
+            {{ historize._column_list(keys, 'by_start', lines=true) }},
+            {%- for name in data_columns %}
+            by_start.wanted.{{ q('c' ~ loop.index0) }} as {{ q(name) }},
+            {%- endfor %}
+            by_start._historize_start as {{ q(cfg.valid_from) }},
+            by_start.wanted._historize_end as {{ q(cfg.valid_to) }},
+            by_start.wanted._historize_active as {{ q(cfg.current_flag) }},
+            by_start.wanted._historize_synced as {{ q(cfg.synced) }},
+            case
+                when by_start.wanted is null then 'deleted'
+                when by_start.affected is null then 'new'
+                when by_start.wanted <=> by_start.affected then 'unchanged'
+                else 'changed'
+            end as _historize_action
+        from versions_by_start as by_start
     )
-{%- endmacro %}
+
+    select *
+    from compared
+    where _historize_action <> 'unchanged'
+{% endmacro %}
 
 
 {#- A version as one struct, for both sides of the comparison: the data
@@ -365,29 +348,21 @@
 
 
 {#- A load's one MERGE: its source computes the change set of the batch
-    `source` (the batch was checked before), guarded by the version `read`.
-    Delta's result of it gives the counts by action: each new version is a
-    row inserted, each changed one a row updated, each replaced one a row
-    deleted. -#}
+    `staged` (the batch was checked before), guarded by the version `read`,
+    and it writes the difference: delete the replaced versions, update the
+    changed ones, insert the new. Delta's result of it gives the counts by
+    action: each new version is a row inserted, each changed one a row
+    updated, each replaced one a row deleted. -#}
 {% macro _fivetran_history_checked_merge_sql(cfg, history, staged, columns, read) %}
+  {%- set written = columns.data + [cfg.valid_to, cfg.current_flag, cfg.synced] -%}
+  {%- set table_columns = cfg.unique_key + columns.data + cfg.technical_columns -%}
   {%- set with_sql -%}
         with historize_changes as (
             {{ historize._fivetran_history_changes_sql(cfg, history, staged, columns) | indent(8) }}
         )
   {%- endset -%}
-  {{ return(historize._fivetran_history_merge_sql(cfg, history, 'historize_changes', columns,
-      historize._unchanged_since(read, cfg), with_sql)) }}
-{% endmacro %}
-
-
-{#- One MERGE writes the difference: delete the replaced versions, update the
-    changed ones, insert the new. -#}
-{% macro _fivetran_history_merge_sql(cfg, history, changes, columns, guard, with_sql='') %}
-  {%- set keys = cfg.unique_key -%}
-  {%- set data_columns = columns.data -%}
-  {%- set written = data_columns + [cfg.valid_to, cfg.current_flag, cfg.synced] -%}
-    {{ historize._guarded_merge_into(history, changes, guard, with_sql) }}
-    on {{ historize._key_join(keys, 'hist', 'chg') }}
+    {{ historize._guarded_merge_into(history, 'historize_changes', historize._unchanged_since(read, cfg), with_sql) }}
+    on {{ historize._key_join(cfg.unique_key, 'hist', 'chg') }}
         and hist.{{ historize._quote(cfg.valid_from) }} = chg.{{ historize._quote(cfg.valid_from) }}
     when matched and chg._historize_action = 'deleted' then delete
     when matched and chg._historize_action = 'changed' then update set
@@ -395,23 +370,8 @@
         {{ historize._quote(name) }} = chg.{{ historize._quote(name) }}{{ ',' if not loop.last }}
         {%- endfor %}
     when not matched and chg._historize_action = 'new' then insert (
-        {{ historize._column_list(historize._fivetran_history_table_columns(cfg, data_columns)) }}
+        {{ historize._column_list(table_columns) }}
     ) values (
-        {{ historize._column_list(historize._fivetran_history_table_columns(cfg, data_columns), 'chg') }}
+        {{ historize._column_list(table_columns, 'chg') }}
     )
-{% endmacro %}
-
-
-{% macro _fivetran_history_table_columns(cfg, data_columns) %}
-  {{ return(cfg.unique_key + data_columns + cfg.technical_columns) }}
-{% endmacro %}
-
-
-{#- The table's (name, type) pairs, in table order. -#}
-{% macro _fivetran_history_table_types(cfg, columns) %}
-  {%- set pairs = [] -%}
-  {%- for name in cfg.unique_key + columns.data -%}{%- do pairs.append((name, columns.types[name])) -%}{%- endfor -%}
-  {%- do pairs.extend([(cfg.valid_from, 'timestamp'), (cfg.valid_to, 'timestamp'), (cfg.current_flag, 'boolean'),
-        (cfg.synced, 'timestamp')]) -%}
-  {{ return(pairs) }}
 {% endmacro %}

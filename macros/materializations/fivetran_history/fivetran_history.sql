@@ -27,7 +27,7 @@
   {%- if found.relation is none -%}
     {%- call statement('create_' ~ target_relation.identifier) -%}
       {{ historize._create_history_table_sql(target_relation, historize._history_properties(cfg),
-          columns=historize._fivetran_history_table_types(cfg, columns)) }}
+          columns=columns.table_types) }}
     {%- endcall -%}
     {%- do adapter.cache_added(target_relation) -%}
   {%- elif changes.changes_table -%}

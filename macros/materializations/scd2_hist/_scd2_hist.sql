@@ -5,13 +5,11 @@
       'delta.columnMapping.mode': 'name',
       'delta.enableRowTracking': 'true',
   }) -%}
-  {%- set strategy = historize._read_option('strategy', 'merge') -%}
-  {{ historize._assert_one_of('strategy', strategy, ['merge', 'ordered']) }}
+  {%- set strategy = historize._read_option('strategy', 'merge', one_of=['merge', 'ordered']) -%}
   {#- refuse: a load older than the table's newest is refused. reconcile: it is
       applied where it belongs in time (_scd2_hist_reconcile.sql), which needs
       the record of every load (the load ledger) and the one-MERGE strategy. -#}
-  {%- set out_of_order = historize._read_option('out_of_order', 'refuse') -%}
-  {{ historize._assert_one_of('out_of_order', out_of_order, ['refuse', 'reconcile']) }}
+  {%- set out_of_order = historize._read_option('out_of_order', 'refuse', one_of=['refuse', 'reconcile']) -%}
   {%- if out_of_order == 'reconcile' and strategy != 'merge' and execute -%}
     {{ exceptions.raise_compiler_error("historize: model " ~ cfg.model_name ~ ": out_of_order 'reconcile' needs "
         ~ "strategy 'merge' (a late load rewrites versions after it in one MERGE); strategy is '" ~ strategy ~ "'") }}
@@ -54,7 +52,7 @@
         "historize: model " ~ cfg.model_name ~ ": the select has column(s) " ~ clashes | join(', ')
         ~ ", which scd2_hist writes itself; rename them in the select") }}
   {%- endif -%}
-  {%- set business = historize._names_except(select_columns, [cfg.hash_column]) -%}
+  {%- set business = select_names | reject('in', [cfg.hash_column]) | list -%}
   {{ return({
       'business': business,
       'attributes': historize._columns_named(select_columns, business | reject('in', cfg.unique_key) | list),
@@ -74,6 +72,35 @@
     versions began at this load_timestamp), it checks that they still hold
     the select's data. -#}
 {% macro _scd2_hist_checked_merge_sql(cfg, history, staged, business_columns, read=none, rerun=true) %}
+  {%- set keys = cfg.unique_key -%}
+  {#- One row of _rerun_conflict_columns: the open versions that began at this
+      load_timestamp whose key the select now changes or leaves out. -#}
+  {%- set rerun_conflicts_sql -%}
+        select
+            {{ historize._rerun_conflict_columns(keys | length, '_historize_open_started_at') }}
+        from (
+            select
+                {%- for name in keys %}
+                {{ historize._quote(name, 'started') }} as {{ historize._quote('_historize_key_' ~ loop.index0) }},
+                {%- endfor %}
+                {{ historize._quote(cfg.valid_from, 'started') }} as _historize_open_started_at,
+                case
+                    when src._historize_in_source is null then 'deleted'
+                    when {{ historize._quote(cfg.hash_column, 'src') }} <=> {{ historize._quote(cfg.hash_column, 'started') }} then 'unchanged'
+                    else 'changed'
+                end as _historize_action
+            from {{ history }} as started
+            left join (
+                select
+                    {{ historize._column_list(keys + [cfg.hash_column], 'src_row', lines=true) }},
+                    true as _historize_in_source
+                from {{ staged }} as src_row
+            ) as src
+                on {{ historize._key_join(keys, 'started', 'src') }}
+            where {{ historize._quote(cfg.valid_to, 'started') }} is null
+                and {{ historize._quote(cfg.valid_from, 'started') }} = {{ historize.load_timestamp_sql() }}
+        ) as started_at_load
+  {%- endset -%}
   {%- set with_sql -%}
         with historize_changes as (
             {{ historize._scd2_hist_changes_sql(cfg, history, staged, business_columns, scope_rows=false) | indent(8) }}
@@ -81,43 +108,12 @@
 
         historize_checks as (
             {{ historize._plan_checks_sql(cfg, history, staged, historize._scd2_hist_newest_sql(cfg, history, read),
-                historize._scd2_hist_rerun_conflicts_sql(cfg, history, staged) if rerun else none, 'version',
+                rerun_conflicts_sql if rerun else none, 'version',
                 historize._unchanged_since(read, cfg, within='newest')) | indent(8) }}
         )
   {%- endset -%}
   {{ return(historize._scd2_hist_merge_sql(cfg, history, 'historize_changes', business_columns,
       historize._unchanged_since(read, cfg, within='checks'), with_sql)) }}
-{% endmacro %}
-
-
-{#- One row of _rerun_conflict_columns: the open versions that began at this
-    load_timestamp whose key the select now changes or leaves out. -#}
-{% macro _scd2_hist_rerun_conflicts_sql(cfg, history, staged) %}
-  {%- set keys = cfg.unique_key -%}
-        select
-            {{ historize._rerun_conflict_columns(keys | length, '_historize_open_started_at') }}
-        from (
-            select
-                {%- for name in keys %}
-                {{ historize._qualified(name, 'started') }} as {{ historize._quote('_historize_key_' ~ loop.index0) }},
-                {%- endfor %}
-                {{ historize._qualified(cfg.valid_from, 'started') }} as _historize_open_started_at,
-                case
-                    when src._historize_in_source is null then 'deleted'
-                    when {{ historize._qualified(cfg.hash_column, 'src') }} <=> {{ historize._qualified(cfg.hash_column, 'started') }} then 'unchanged'
-                    else 'changed'
-                end as _historize_action
-            from {{ history }} as started
-            left join (
-                select
-                    {{ historize._select_list(keys + [cfg.hash_column], 'src_row') }},
-                    true as _historize_in_source
-                from {{ staged }} as src_row
-            ) as src
-                on {{ historize._key_join(keys, 'started', 'src') }}
-            where {{ historize._qualified(cfg.valid_to, 'started') }} is null
-                and {{ historize._qualified(cfg.valid_from, 'started') }} = {{ historize.load_timestamp_sql() }}
-        ) as started_at_load
 {% endmacro %}
 
 
@@ -130,10 +126,10 @@
     history. Given the guard's `read`, the same row carries the guard
     (`_historize_unchanged`) over the open versions it reads anyway. -#}
 {% macro _scd2_hist_newest_sql(cfg, history, read=none) %}
-  {%- set valid_to = historize._qualified(cfg.valid_to, 'guarded') -%}
+  {%- set valid_to = historize._quote(cfg.valid_to, 'guarded') -%}
   {%- set open_versions = historize._guard_scope(cfg, 'guarded') -%}
     select
-        greatest(max({{ historize._qualified(cfg.valid_from, 'guarded') }}) filter (where {{ open_versions }}),
+        greatest(max({{ historize._quote(cfg.valid_from, 'guarded') }}) filter (where {{ open_versions }}),
             max({{ valid_to }})) as newest_timestamp
         {%- if read %},
         {{ historize._unchanged_since_column(read, cfg, filtered=true) | indent(8) }} as _historize_unchanged
@@ -149,14 +145,9 @@
     the table. -#}
 {% macro _scd2_hist_plan_sql(cfg, history, changes) %}
   {%- set counted -%}
-        select
-            {{ historize._action_count_columns(['invalid', 'new', 'changed', 'deleted']) }},
-            coalesce(sum(case when _historize_action = 'changed' and _historize_has_open then 1 else 0 end), 0) as changed_open,
-            {{ historize._rerun_conflict_columns(cfg.unique_key | length, '_historize_open_started_at') }},
-            max(_historize_scope_rows) as scope_rows
-        from {{ changes }}
+        coalesce(sum(case when _historize_action = 'changed' and _historize_has_open then 1 else 0 end), 0) as changed_open
   {%- endset -%}
-  {{ historize._plan_with_newest_instant(counted, historize._scd2_hist_newest_sql(cfg, history)) }}
+  {{ historize._plan_sql(cfg, changes, counted, '_historize_open_started_at', historize._scd2_hist_newest_sql(cfg, history)) }}
 {% endmacro %}
 
 
@@ -175,13 +166,13 @@
 {% macro _scd2_hist_new_version_values(cfg, business_columns, alias, state_sql) %}
   {%- set values = [historize._version_key(cfg.unique_key, alias)] -%}
   {%- for name in business_columns + [cfg.hash_column] -%}
-    {%- do values.append(historize._qualified(name, alias)) -%}
+    {%- do values.append(historize._quote(name, alias)) -%}
   {%- endfor -%}
   {%- do values.extend([
       historize.load_timestamp_sql(),
       'cast(null as timestamp)',
       state_sql,
-      historize.load_run_id_sql(),
+      historize._string_literal(historize.load_run_id()),
       historize._utc_literal(run_started_at),
   ]) -%}
   {{ return(values) }}
@@ -207,13 +198,14 @@
     with keyed_source as (
         select
             src.*,
-            {{ historize._keyed_source_columns(keys, 'src') }}
+            true as _historize_in_source,
+            count(*) over (partition by {{ historize._column_list(keys, 'src') }}) as _historize_occurrences
         from {{ staged }} as src
     ),
 
     open_versions as (
         select
-            {{ historize._select_list(keys + [cfg.hash_column, cfg.valid_from]) }}
+            {{ historize._column_list(keys + [cfg.hash_column, cfg.valid_from], lines=true) }}
         from {{ history }}
         where {{ historize._quote(cfg.valid_to) }} is null
     ),
@@ -228,17 +220,17 @@
     classified as (
         select
             {{ historize._change_set_keys(keys, 'src', 'open_versions') }},
-            {{ historize._select_list(business_columns + [cfg.hash_column], 'src') }},
+            {{ historize._column_list(business_columns + [cfg.hash_column], 'src', lines=true) }},
             case
-                when {{ historize._invalid_key_condition(keys, 'src') }} then 'invalid'
+                when src._historize_in_source and ({{ historize._column_list(keys, 'src', suffix=' is null', separator=' or ') }} or src._historize_occurrences > 1) then 'invalid'
                 when src._historize_in_source is null then 'deleted'
-                when {{ historize._qualified(first_key, 'open_versions') }} is null
-                    then case when {{ historize._qualified(first_key, 'closed_as_changed_by_this_load') }} is null then 'new' else 'changed' end
-                when {{ historize._qualified(cfg.hash_column, 'src') }} <=> {{ historize._qualified(cfg.hash_column, 'open_versions') }} then 'unchanged'
+                when {{ historize._quote(first_key, 'open_versions') }} is null
+                    then case when {{ historize._quote(first_key, 'closed_as_changed_by_this_load') }} is null then 'new' else 'changed' end
+                when {{ historize._quote(cfg.hash_column, 'src') }} <=> {{ historize._quote(cfg.hash_column, 'open_versions') }} then 'unchanged'
                 else 'changed'
             end as _historize_action,
-            {{ historize._qualified(first_key, 'open_versions') }} is not null as _historize_has_open,
-            {{ historize._qualified(cfg.valid_from, 'open_versions') }} as _historize_open_started_at,
+            {{ historize._quote(first_key, 'open_versions') }} is not null as _historize_has_open,
+            {{ historize._quote(cfg.valid_from, 'open_versions') }} as _historize_open_started_at,
             src._historize_occurrences
         from keyed_source as src
         full outer join open_versions
@@ -273,7 +265,7 @@
             else array('insert')
         end
   {%- endset -%}
-  {%- set valid_to = historize._qualified(cfg.valid_to, 'hist') -%}
+  {%- set valid_to = historize._quote(cfg.valid_to, 'hist') -%}
     {{ historize._split_merge_into(history, changes, cfg.unique_key, roles, guard, with_sql) }}
         and ({{ valid_to }} is null or {{ valid_to }} = {{ historize.load_timestamp_sql() }})
         and ({{ valid_to }} is null) = chg._historize_has_open
@@ -292,7 +284,7 @@
 {% macro _scd2_hist_close_assignments(cfg, state) %}
         {{ historize._quote(cfg.valid_to) }} = {{ historize.load_timestamp_sql() }},
         {{ historize._quote(cfg.state) }} = '{{ state }}',
-        {{ historize._quote(cfg.load_run_id) }} = {{ historize.load_run_id_sql() }},
+        {{ historize._quote(cfg.load_run_id) }} = {{ historize._string_literal(historize.load_run_id()) }},
         {{ historize._quote(cfg.loaded_at) }} = {{ historize._utc_literal(run_started_at) }}
 {% endmacro %}
 
@@ -311,13 +303,13 @@
     merge into {{ history }} as hist
     using (
         select
-            {{ historize._select_list(key_names, 'chg') }}
+            {{ historize._column_list(key_names, 'chg', lines=true) }}
         from {{ changes }} as chg
         {{ guard.join }}
         where chg._historize_action = '{{ state }}' and chg._historize_has_open and {{ guard.predicate }}
     ) as chg
     on {{ historize._key_join(keys, 'hist', 'chg', key_names) }}
-        and {{ historize._qualified(cfg.valid_to, 'hist') }} is null
+        and {{ historize._quote(cfg.valid_to, 'hist') }} is null
     when matched then update set
         {{ historize._scd2_hist_close_assignments(cfg, state) | indent(4) }}
   {%- else -%}

@@ -47,7 +47,7 @@
         {{ historize._string_literal(history.identifier | lower) }},
         {{ historize._string_literal(cfg.model_name) }},
         {{ historize.load_timestamp_sql() }},
-        {{ historize.load_run_id_sql() }},
+        {{ historize._string_literal(historize.load_run_id()) }},
         {{ historize._string_literal('written' if load.written > 0 else 'nothing to write') }},
         {{ load.new | int }},
         {{ load.changed | int }},
@@ -183,20 +183,20 @@
   {%- set next_at = "timestamp'" ~ timeline.next ~ "+00:00'" -%}
   {%- set at_next_key, change_keys = [], [] -%}
   {%- for name in keys -%}
-    {%- do at_next_key.append('coalesce(' ~ historize._qualified(name, 'late') ~ ', ' ~ historize._qualified(name, 'at_load') ~ ') = '
-        ~ historize._qualified(name, 'at_next')) -%}
-    {%- do change_keys.append('coalesce(' ~ historize._qualified(name, 'late') ~ ', ' ~ historize._qualified(name, 'at_load') ~ ', '
-        ~ historize._qualified(name, 'at_next') ~ ') as ' ~ historize._quote('_historize_key_' ~ loop.index0)) -%}
+    {%- do at_next_key.append('coalesce(' ~ historize._quote(name, 'late') ~ ', ' ~ historize._quote(name, 'at_load') ~ ') = '
+        ~ historize._quote(name, 'at_next')) -%}
+    {%- do change_keys.append('coalesce(' ~ historize._quote(name, 'late') ~ ', ' ~ historize._quote(name, 'at_load') ~ ', '
+        ~ historize._quote(name, 'at_next') ~ ') as ' ~ historize._quote('_historize_key_' ~ loop.index0)) -%}
   {%- endfor -%}
   {#- Whether the late row and a version hold the same state: the same row_hash, or both absent. -#}
-  {%- set late_hash = historize._qualified(cfg.hash_column, 'late') -%}
+  {%- set late_hash = historize._quote(cfg.hash_column, 'late') -%}
   {%- set same = {} -%}
   {%- for alias in ['at_load', 'at_next'] -%}
-    {%- do same.update({alias: 'case when ' ~ late_hash ~ ' is null then ' ~ historize._qualified(cfg.version_key, alias)
-        ~ ' is null else coalesce(' ~ late_hash ~ ' = ' ~ historize._qualified(cfg.hash_column, alias) ~ ', false) end'}) -%}
+    {%- do same.update({alias: 'case when ' ~ late_hash ~ ' is null then ' ~ historize._quote(cfg.version_key, alias)
+        ~ ' is null else coalesce(' ~ late_hash ~ ' = ' ~ historize._quote(cfg.hash_column, alias) ~ ', false) end'}) -%}
   {%- endfor -%}
   {%- set at = historize.load_timestamp_sql() -%}
-  {%- set began, ended = historize._qualified(cfg.valid_from, 'hist'), historize._qualified(cfg.valid_to, 'hist') -%}
+  {%- set began, ended = historize._quote(cfg.valid_from, 'hist'), historize._quote(cfg.valid_to, 'hist') -%}
     with versions_at_load as (
         select hist.*
         from {{ history }} as hist
@@ -215,8 +215,8 @@
         select
             {{ change_keys | join(',\n            ') }},
             late.{{ historize._quote(cfg.hash_column) }} is not null as _historize_in_late,
-            {{ historize._qualified(cfg.version_key, 'at_load') }} as _historize_load_version,
-            {{ historize._qualified(cfg.version_key, 'at_next') }} as _historize_next_version,
+            {{ historize._quote(cfg.version_key, 'at_load') }} as _historize_load_version,
+            {{ historize._quote(cfg.version_key, 'at_next') }} as _historize_next_version,
             {{ same.at_load }} as _historize_same_at_load,
             {{ same.at_next }} as _historize_same_at_next
         from {{ staged }} as late
@@ -247,18 +247,18 @@
   {#- The key columns of each side, for the version key of a version of its key (with when it begins). -#}
   {%- set key_of = {'at_load': [], 'at_next': [], 'late': []} -%}
   {%- for side, names in key_of.items() -%}
-    {%- for name in keys -%}{%- do names.append(historize._qualified(name, side)) -%}{%- endfor -%}
+    {%- for name in keys -%}{%- do names.append(historize._quote(name, side)) -%}{%- endfor -%}
   {%- endfor -%}
   {%- set written = {
       'closed_at_load': {
           cfg.valid_to: at,
           cfg.state: "case when chg._historize_in_late then 'changed' else 'deleted' end",
-          cfg.load_run_id: historize.load_run_id_sql(),
+          cfg.load_run_id: historize._string_literal(historize.load_run_id()),
       },
       'moved_to_load': {
           cfg.version_key: historize.hash_key(key_of.at_next + [at]),
           cfg.valid_from: at,
-          cfg.load_run_id: 'case when at_next.' ~ valid_to ~ ' is null then ' ~ historize.load_run_id_sql()
+          cfg.load_run_id: 'case when at_next.' ~ valid_to ~ ' is null then ' ~ historize._string_literal(historize.load_run_id())
               ~ ' else at_next.' ~ run_id ~ ' end',
       },
       'restated_at_next': {
@@ -335,15 +335,15 @@
     {%- elif name in [cfg.version_key, cfg.valid_from, cfg.valid_to, cfg.state, cfg.load_run_id] and alias == 'late' -%}
       {{ exceptions.raise_compiler_error("historize: a late version's " ~ name ~ " must be given") }}
     {%- else -%}
-      {%- set value = historize._qualified(name, alias) -%}
+      {%- set value = historize._quote(name, alias) -%}
     {%- endif -%}
     {%- do targets.append(value ~ ' as ' ~ historize._quote(name)) -%}
   {%- endfor -%}
         select
             {{ targets | join(',\n            ') }},
-            {{ historize._qualified(cfg.version_key, replaces) if replaces else 'cast(null as string)' }} as _historize_merge_key,
+            {{ historize._quote(cfg.version_key, replaces) if replaces else 'cast(null as string)' }} as _historize_merge_key,
             chg._historize_action,
-            {{ historize._select_list(historize._scd2_hist_change_keys(cfg), 'chg') }}
+            {{ historize._column_list(historize._scd2_hist_change_keys(cfg), 'chg', lines=true) }}
 {% endmacro %}
 
 
@@ -354,7 +354,7 @@
   {%- set columns = historize._scd2_hist_table_columns(cfg, business_columns) -%}
   {%- set assignments = [] -%}
   {%- for name in columns -%}
-    {%- do assignments.append(historize._quote(name) ~ ' = ' ~ historize._qualified(name, 'chg')) -%}
+    {%- do assignments.append(historize._quote(name) ~ ' = ' ~ historize._quote(name, 'chg')) -%}
   {%- endfor -%}
     {{ historize._guarded_merge_into(history, changes, guard) }}
     on hist.{{ historize._quote(cfg.version_key) }} = chg._historize_merge_key
@@ -371,7 +371,7 @@
 
 {#- The versions a late load may write: open, or ended after it. -#}
 {% macro _scd2_hist_reconcile_scope(cfg, alias) %}
-  {%- set valid_to = historize._qualified(cfg.valid_to, alias) -%}
+  {%- set valid_to = historize._quote(cfg.valid_to, alias) -%}
   {{- return('(' ~ valid_to ~ ' is null or ' ~ valid_to ~ ' > ' ~ historize.load_timestamp_sql() ~ ')') -}}
 {% endmacro %}
 

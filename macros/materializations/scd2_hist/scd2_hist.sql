@@ -107,8 +107,7 @@
           keys (found by the change set's own pass), a load older than the table, or a
           rerun over other data. -#}
       {%- set plan = run_query(historize._scd2_hist_plan_sql(cfg, target_relation, changes_view)).rows[0] -%}
-      {{ historize._assert_valid_keys(plan, changes_view, cfg) }}
-      {{ historize._assert_plan_applicable(plan, cfg, target_relation, 'version') }}
+      {{ historize._assert_plan(plan, cfg, target_relation, changes_view, 'version') }}
       {%- set load = {'new': plan['new'] | int, 'changed': plan['changed'] | int, 'deleted': plan['deleted'] | int,
                       'written': (plan['new'] + plan['changed'] + plan['deleted']) | int, 'detail': 'ordered'} -%}
       {%- if load.written == 0 -%}

@@ -6,10 +6,8 @@
       'delta.columnMapping.mode': 'name',
       'delta.enableRowTracking': 'true',
   }) -%}
-  {%- set deletes = historize._read_option('deletes', 'close') -%}
-  {{ historize._assert_one_of('deletes', deletes, ['close', 'ignore']) }}
-  {%- set audit = historize._read_option('audit', false) -%}
-  {{ historize._assert_one_of('audit', audit, [true, false]) }}
+  {%- set deletes = historize._read_option('deletes', 'close', one_of=['close', 'ignore']) -%}
+  {%- set audit = historize._read_option('audit', false, one_of=[true, false]) -%}
   {%- set type3 = historize._read_option('type3_columns', {}) -%}
   {%- set type3_map = {} -%}
   {%- if type3 is mapping -%}
@@ -44,7 +42,9 @@
 
 {#- The select's columns as scd_type6 uses them, checked: `attributes` (all
     but the key and change_reason, in select order), `type2` (attributes of no
-    other type), `types` (name to type), `has_reason`. -#}
+    other type), `types` (name to type), `table_types` (the dimension's
+    (name, type) pairs, in table order), `audit_types` (the audit table's),
+    `has_reason`. -#}
 {% macro _scd_type6_columns(cfg, select_columns) %}
   {%- set select_names = select_columns | map(attribute='name') | map('lower') | list -%}
   {%- set name = cfg.model_name -%}
@@ -78,10 +78,24 @@
   {%- endfor -%}
   {%- set types = {} -%}
   {%- for column in select_columns -%}{%- do types.update({column.name | lower: column.data_type}) -%}{%- endfor -%}
+  {%- set attributes = select_names | reject('in', cfg.unique_key + [cfg.change_reason]) | list -%}
+  {%- set table_types = [(cfg.version_key, 'string')] -%}
+  {%- for name in cfg.unique_key + attributes -%}{%- do table_types.append((name, types[name])) -%}{%- endfor -%}
+  {%- for base, previous in cfg.type3.items() -%}{%- do table_types.append((previous, types[base])) -%}{%- endfor -%}
+  {%- do table_types.extend([(cfg.valid_from, 'timestamp'), (cfg.valid_to, 'timestamp'), (cfg.current_flag, 'boolean'),
+        (cfg.version, 'int'), (cfg.change_reason, 'string'), (cfg.hash_column, 'string')]) -%}
+  {%- set audit_types = [] -%}
+  {%- for name in cfg.unique_key -%}{%- do audit_types.append((name, types[name])) -%}{%- endfor -%}
+  {%- do audit_types.extend([(cfg.version_key ~ '_old', 'string'), (cfg.version_key ~ '_new', 'string'),
+        ('change_type', 'string'), ('changed_columns', 'array<string>'), ('old_values', 'map<string, string>'),
+        ('new_values', 'map<string, string>'), ('change_ts', 'timestamp'), ('actor', 'string'), ('reason', 'string'),
+        ('source_batch_id', 'string')]) -%}
   {{ return({
-      'attributes': historize._names_except(select_columns, cfg.unique_key + [cfg.change_reason]),
+      'attributes': attributes,
       'type2': type2,
       'types': types,
+      'table_types': table_types,
+      'audit_types': audit_types,
       'has_reason': cfg.change_reason in select_names,
   }) }}
 {% endmacro %}
@@ -89,36 +103,8 @@
 
 {#- SQL builders of scd_type6. `columns` is _scd_type6_columns: `attributes`
     (the select's columns but the key and change_reason, in select order),
-    `type2`, `types`. Aliases: `src` the staged select, `hist` the dimension,
+    `type2`, `types`, `table_types`. Aliases: `src` the staged select, `hist` the dimension,
     `chg` the change set. -#}
-
-{% macro _scd_type6_table_columns(cfg, attributes) %}
-  {{ return([cfg.version_key] + cfg.unique_key + attributes + cfg.type3.values() | list + cfg.technical_columns) }}
-{% endmacro %}
-
-
-{#- The dimension's (name, type) pairs, in table order. -#}
-{% macro _scd_type6_table_types(cfg, columns) %}
-  {%- set pairs = [(cfg.version_key, 'string')] -%}
-  {%- for name in cfg.unique_key + columns.attributes -%}{%- do pairs.append((name, columns.types[name])) -%}{%- endfor -%}
-  {%- for base, previous in cfg.type3.items() -%}{%- do pairs.append((previous, columns.types[base])) -%}{%- endfor -%}
-  {%- do pairs.extend([(cfg.valid_from, 'timestamp'), (cfg.valid_to, 'timestamp'), (cfg.current_flag, 'boolean'),
-        (cfg.version, 'int'), (cfg.change_reason, 'string'), (cfg.hash_column, 'string')]) -%}
-  {{ return(pairs) }}
-{% endmacro %}
-
-
-{#- The audit table's (name, type) pairs. -#}
-{% macro _scd_type6_audit_types(cfg, columns) %}
-  {%- set pairs = [] -%}
-  {%- for name in cfg.unique_key -%}{%- do pairs.append((name, columns.types[name])) -%}{%- endfor -%}
-  {%- do pairs.extend([(cfg.version_key ~ '_old', 'string'), (cfg.version_key ~ '_new', 'string'),
-        ('change_type', 'string'), ('changed_columns', 'array<string>'), ('old_values', 'map<string, string>'),
-        ('new_values', 'map<string, string>'), ('change_ts', 'timestamp'), ('actor', 'string'), ('reason', 'string'),
-        ('source_batch_id', 'string')]) -%}
-  {{ return(pairs) }}
-{% endmacro %}
-
 
 {#- named_struct of the attribute columns, for min_by/max_by over versions. -#}
 {% macro _scd_type6_attributes_struct(attributes) %}
@@ -140,7 +126,8 @@
     with src as (
         select
             src.*,
-            {{ historize._keyed_source_columns(keys, 'src') }},
+            true as _historize_in_source,
+            count(*) over (partition by {{ historize._column_list(keys, 'src') }}) as _historize_occurrences,
             {{ historize.row_hash(columns.type2, 'src') }} as _historize_hash,
             {% if columns.has_reason %}coalesce(src.{{ q(cfg.change_reason) }}, 'source_load'){% else %}'source_load'{% endif %} as _historize_reason
         from {{ staged }} as src
@@ -154,7 +141,7 @@
 
     key_summary as (
         select
-            {{ historize._select_list(keys) }},
+            {{ historize._column_list(keys, lines=true) }},
             max({{ q(cfg.version) }}) as _historize_max_version,
             min_by({{ historize._scd_type6_attributes_struct(columns.attributes) }}, {{ q(cfg.version) }}) as _historize_first,
             max_by({{ historize._scd_type6_attributes_struct(columns.attributes) }}, {{ q(cfg.version) }}) as _historize_latest
@@ -173,7 +160,7 @@
             key_summary._historize_latest,
             key_summary.{{ first_key }} is not null as _historize_has_history,
             case
-                when {{ historize._invalid_key_condition(keys, 'src') }} then 'invalid'
+                when src._historize_in_source and ({{ historize._column_list(keys, 'src', suffix=' is null', separator=' or ') }} or src._historize_occurrences > 1) then 'invalid'
                 when src._historize_in_source is null then
                     {% if cfg.deletes == 'close' %}case when current_rows.{{ first_key }} is not null then 'deleted' else 'unchanged' end{% else %}'unchanged'{% endif %}
                 when current_rows.{{ first_key }} is null then 'new'
@@ -201,12 +188,7 @@
     and whether the load goes back in time. -#}
 {% macro _scd_type6_plan_sql(cfg, history, changes) %}
   {%- set counted -%}
-        select
-            {{ historize._action_count_columns(['invalid', 'new', 'changed', 'deleted']) }},
-            coalesce(sum(case when _historize_type1_changed then 1 else 0 end), 0) as type1_changed,
-            {{ historize._rerun_conflict_columns(cfg.unique_key | length, '_historize_current_from') }},
-            max(_historize_scope_rows) as scope_rows
-        from {{ changes }}
+        coalesce(sum(case when _historize_type1_changed then 1 else 0 end), 0) as type1_changed
   {%- endset -%}
   {%- set newest -%}
             select
@@ -216,7 +198,7 @@
                 ) as newest_timestamp
             from {{ history }} as hist
   {%- endset -%}
-  {{ historize._plan_with_newest_instant(counted, newest) }}
+  {{ historize._plan_sql(cfg, changes, counted, '_historize_current_from', newest) }}
 {% endmacro %}
 
 
@@ -245,7 +227,7 @@
         {{ q(cfg.change_reason) }} = case when hist.{{ q(cfg.current_flag) }} and chg._historize_action = 'deleted'
             then 'deleted_in_source' else hist.{{ q(cfg.change_reason) }} end
     when not matched and chg._historize_role = 'insert' then insert (
-        {{ historize._column_list(historize._scd_type6_table_columns(cfg, columns.attributes)) }}
+        {{ historize._column_list(columns.table_types | map(attribute=0) | list) }}
     ) values (
         {{ historize._version_key(cfg.unique_key, 'chg') }},
         {{ historize._column_list(cfg.unique_key, 'chg') }},
@@ -290,7 +272,7 @@
             {{ historize.load_timestamp_sql() }} as change_ts,
             {{ historize._string_literal(cfg.actor) }} as actor,
             case when classified._historize_action = 'deleted' then 'deleted_in_source' else classified._historize_reason end as reason,
-            {{ historize.load_run_id_sql() }} as source_batch_id
+            {{ historize._string_literal(historize.load_run_id()) }} as source_batch_id
         from (
             select
                 chg.*,

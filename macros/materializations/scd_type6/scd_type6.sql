@@ -29,7 +29,7 @@
   {%- if found.relation is none -%}
     {%- call statement('create_' ~ target_relation.identifier) -%}
       {{ historize._create_history_table_sql(target_relation, historize._history_properties(cfg),
-          columns=historize._scd_type6_table_types(cfg, columns)) }}
+          columns=columns.table_types) }}
     {%- endcall -%}
     {%- do adapter.cache_added(target_relation) -%}
   {%- else -%}
@@ -44,7 +44,7 @@
   {%- elif cfg.audit and existing_audit is none -%}
     {%- call statement('create_' ~ audit_relation.identifier) -%}
       {{ historize._create_history_table_sql(audit_relation, cfg.audit_properties,
-          columns=historize._scd_type6_audit_types(cfg, columns), for_model=false) }}
+          columns=columns.audit_types, for_model=false) }}
     {%- endcall -%}
     {%- do adapter.cache_added(audit_relation) -%}
   {%- endif -%}
@@ -57,8 +57,7 @@
   {{ historize._stage_change_set(relations,
       historize._scd_type6_changes_sql(cfg, read.snapshot, staged_view, columns)) }}
   {%- set plan = run_query(historize._scd_type6_plan_sql(cfg, target_relation, changes_view)).rows[0] -%}
-  {{ historize._assert_valid_keys(plan, changes_view, cfg) }}
-  {{ historize._assert_plan_applicable(plan, cfg, target_relation, 'current row') }}
+  {{ historize._assert_plan(plan, cfg, target_relation, changes_view, 'current row') }}
   {%- set load = {'new': plan['new'] | int, 'changed': plan['changed'] | int, 'deleted': plan['deleted'] | int,
                   'written': (plan['new'] + plan['changed'] + plan['deleted'] + plan['type1_changed']) | int,
                   'detail': plan['type1_changed'] ~ ' Type 1 changed'} -%}
