@@ -380,6 +380,9 @@
     {%- endcall -%}
   {%- endif -%}
   {%- if changes.properties -%}
+    {%- set listed = [] -%}
+    {%- for name, value in changes.properties.items() -%}{%- do listed.append(name ~ " = " ~ value) -%}{%- endfor -%}
+    {{ log("historize: " ~ cfg.model_name ~ ": setting properties of " ~ history ~ ": " ~ listed | join(', '), info=true) }}
     {%- call statement('set_properties') -%}
       alter table {{ history }} set {{ historize._properties_clause(changes.properties) }}
     {%- endcall -%}

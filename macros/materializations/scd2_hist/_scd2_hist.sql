@@ -1,9 +1,13 @@
 {#- Reads and validates every scd2_hist option in one place, and names the
     table's technical columns once. -#}
 {% macro _scd2_hist_config() %}
+  {#- Deletion vectors: a load marks the versions it closes in the files that
+      hold them instead of copying those files whole, so it writes the rows it
+      changes (docs/scd2_hist.md, "Layout"). -#}
   {%- set cfg = historize._history_config('scd2_hist', {
       'delta.columnMapping.mode': 'name',
       'delta.enableRowTracking': 'true',
+      'delta.enableDeletionVectors': 'true',
   }) -%}
   {%- set strategy = historize._read_option('strategy', 'merge', one_of=['merge', 'ordered']) -%}
   {#- refuse: a load older than the table's newest is refused. reconcile: it is
