@@ -174,7 +174,7 @@
 
 {#- The one-row relation of the plan's checks: its column
     `_historize_checked` is true, or the first failing check raises its
-    refusal. The checks read the staged select `source` (its keys, column
+    refusal. The checks read the staged select `staged` (its keys, column
     pruned) and the table, never the change set, which Spark would compute
     again for them. `newest_sql` gives the newest instant already in the
     table (one row, column `newest_timestamp`); `conflicts_sql`, when a rerun

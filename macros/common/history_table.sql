@@ -5,7 +5,7 @@
       model_name        for messages
       unique_key        lowercase key columns (required)
       former_names      names the model's table had before (a rename takes it over)
-      tblproperties     Delta properties of the table: `defaults`, then the model's own
+      tblproperties     Delta properties of the table: every history table's, then the model's own
       version_key       the surrogate key column of a version, `<model>_key`
       hash_column       the column holding each version's hash of its attributes,
                         recomputed after a schema change that alters them (none:
@@ -14,14 +14,21 @@
                         lays the table out itself (none: the model's partition_by)
     Options are read from the model's meta first, then from config(): dbt 1.11
     wants custom keys under meta, and warns when config.get() finds one there. -#}
-{% macro _history_config(kind, default_properties={}) %}
+{% macro _history_config(kind) %}
   {%- set extra_properties = historize._read_option('tblproperties', {}) -%}
   {%- if extra_properties is not mapping and execute -%}
     {{ exceptions.raise_compiler_error("historize: model " ~ model.name ~ ": option 'tblproperties' is "
         ~ extra_properties ~ "; expected a mapping of property names to values") }}
   {%- endif -%}
-  {%- set properties = {} -%}
-  {%- do properties.update(default_properties) -%}
+  {#- Every history table: column mapping by name (renames), row tracking (the
+      guard reads each row's commit version), deletion vectors (a write marks
+      the rows it replaces in their files instead of copying the rest of
+      those files, so a load writes the rows it changes). -#}
+  {%- set properties = {
+      'delta.columnMapping.mode': 'name',
+      'delta.enableRowTracking': 'true',
+      'delta.enableDeletionVectors': 'true',
+  } -%}
   {%- for name, value in (extra_properties if extra_properties is mapping else {}).items() -%}
     {#- Written between quotes as it is: letters, digits, dots, dashes and underscores only. -#}
     {%- if execute and not modules.re.match('^[A-Za-z0-9_.-]+$', name | string) -%}

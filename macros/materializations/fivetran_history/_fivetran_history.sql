@@ -1,10 +1,7 @@
 {#- Reads and validates every fivetran_history option in one place, and names
     the table's technical columns once. -#}
 {% macro _fivetran_history_config() %}
-  {%- set cfg = historize._history_config('fivetran_history', {
-      'delta.columnMapping.mode': 'name',
-      'delta.enableRowTracking': 'true',
-  }) -%}
+  {%- set cfg = historize._history_config('fivetran_history') -%}
   {%- set tmax = historize._timestamp_text("option 'tmax'", historize._read_option('tmax', '9999-12-31 23:59:59.999')) -%}
   {%- set unmodified = historize._read_option('unmodified_string', '__fivetran_unmodified__') -%}
   {%- if execute and (unmodified is not string or unmodified == '') -%}

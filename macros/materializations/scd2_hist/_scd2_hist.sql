@@ -1,14 +1,7 @@
 {#- Reads and validates every scd2_hist option in one place, and names the
     table's technical columns once. -#}
 {% macro _scd2_hist_config() %}
-  {#- Deletion vectors: a load marks the versions it closes in the files that
-      hold them instead of copying those files whole, so it writes the rows it
-      changes (docs/scd2_hist.md, "Layout"). -#}
-  {%- set cfg = historize._history_config('scd2_hist', {
-      'delta.columnMapping.mode': 'name',
-      'delta.enableRowTracking': 'true',
-      'delta.enableDeletionVectors': 'true',
-  }) -%}
+  {%- set cfg = historize._history_config('scd2_hist') -%}
   {%- set strategy = historize._read_option('strategy', 'merge', one_of=['merge', 'ordered']) -%}
   {#- refuse: a load older than the table's newest is refused. reconcile: it is
       applied where it belongs in time (_scd2_hist_reconcile.sql), which needs
@@ -69,7 +62,7 @@
     With strategy 'merge' a load is its MERGE alone (guard.sql: _plan_checks_sql);
     strategy 'ordered' runs the plan query first, for its steps' counts. -#}
 
-{#- That MERGE: the change set of the select `source` computed, checked and
+{#- That MERGE: the change set of the staged select `staged` computed, checked and
     written in one statement, guarded by the version `read` (none: no guard,
     to render it on its own), whose guard is one more aggregate of the scan
     that finds the newest instant, not a read of its own. With `rerun` (open

@@ -59,7 +59,7 @@
 
 
 {#- Where this load's load_timestamp lies among the loads applied to
-    `target`: the ledger's (under the table's name or a former one) and the
+    `history`: the ledger's (under the table's name or a former one) and the
     instants in the table itself (a load that changed something, recorded or
     not). Only instants from load_timestamp on are read: the open partition,
     the partitions of later ends, and versions that began later (skipped by

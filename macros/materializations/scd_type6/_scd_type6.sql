@@ -2,10 +2,7 @@
     table's technical columns once; the checks that need the select's columns
     are in _scd_type6_columns. -#}
 {% macro _scd_type6_config() %}
-  {%- set cfg = historize._history_config('scd_type6', {
-      'delta.columnMapping.mode': 'name',
-      'delta.enableRowTracking': 'true',
-  }) -%}
+  {%- set cfg = historize._history_config('scd_type6') -%}
   {%- set deletes = historize._read_option('deletes', 'close', one_of=['close', 'ignore']) -%}
   {%- set audit = historize._read_option('audit', false, one_of=[true, false]) -%}
   {%- set type3 = historize._read_option('type3_columns', {}) -%}
