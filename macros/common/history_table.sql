@@ -21,13 +21,10 @@
         ~ extra_properties ~ "; expected a mapping of property names to values") }}
   {%- endif -%}
   {#- Every history table: column mapping by name (renames), row tracking (the
-      guard reads each row's commit version), deletion vectors (a write marks
-      the rows it replaces in their files instead of copying the rest of
-      those files, so a load writes the rows it changes). -#}
+      guard reads each row's commit version). -#}
   {%- set properties = {
       'delta.columnMapping.mode': 'name',
       'delta.enableRowTracking': 'true',
-      'delta.enableDeletionVectors': 'true',
   } -%}
   {%- for name, value in (extra_properties if extra_properties is mapping else {}).items() -%}
     {#- Written between quotes as it is: letters, digits, dots, dashes and underscores only. -#}

@@ -200,27 +200,28 @@ def test_table_of_an_earlier_layout_is_rewritten_partitioned_keeping_its_history
     assert project.sql(f"select {SHOWN} from {table} version as of {before - 1} order by {ORDER}") == EXPECTED_AFTER_2
 
 
-def test_a_load_writes_the_rows_it_changes_with_deletion_vectors_unless_turned_off(project):
-    """Deletion vectors are the default: the second load (one key changed, one deleted, one new)
-    closes two versions where they lie and writes four rows, copying no other open version. A
-    model that turns them off copies the open versions that shared a file with the closed ones."""
+def test_a_load_with_deletion_vectors_writes_only_the_rows_it_changes(project):
+    """With deletion vectors (an option), the second load (one key changed, one deleted, one
+    new) closes two versions where they lie and writes four rows, copying no other open version.
+    By default the load copies the open versions that shared a file with the closed ones. Both
+    hold the same history."""
     hist_model(project, "hist_merge", "merge")
-    hist_model(project, "hist_copying", "merge", options=", tblproperties={'delta.enableDeletionVectors': 'false'}")
+    hist_model(project, "hist_marking", "merge", options=", tblproperties={'delta.enableDeletionVectors': 'true'}")
     load(project, LOAD_1, T1, "r1")
     load(project, LOAD_2, T2, "r2")
-    for name in ("hist_merge", "hist_copying"):
+    for name in ("hist_merge", "hist_marking"):
         assert project.table(name, SHOWN, ORDER) == EXPECTED_AFTER_2, name
-    properties = {name: dict(project.sql(f"show tblproperties {project.schema}.{name}"))["delta.enableDeletionVectors"]
-                  for name in ("hist_merge", "hist_copying")}
-    assert properties == {"hist_merge": "true", "hist_copying": "false"}
-    metrics = {name: project.history(name)[0]["operationMetrics"] for name in ("hist_merge", "hist_copying")}
+    properties = {name: dict(project.sql(f"show tblproperties {project.schema}.{name}")).get("delta.enableDeletionVectors")
+                  for name in ("hist_merge", "hist_marking")}
+    assert properties == {"hist_merge": None, "hist_marking": "true"}
+    metrics = {name: project.history(name)[0]["operationMetrics"] for name in ("hist_merge", "hist_marking")}
     # closed: 2 (b changed, c deleted); inserted: 2 (b's new version, e)
-    assert {k: metrics["hist_merge"][k] for k in ("numTargetRowsUpdated", "numTargetRowsInserted",
-                                                   "numTargetRowsCopied", "numOutputRows")} == {
+    assert {k: metrics["hist_marking"][k] for k in ("numTargetRowsUpdated", "numTargetRowsInserted",
+                                                     "numTargetRowsCopied", "numOutputRows")} == {
         "numTargetRowsUpdated": "2", "numTargetRowsInserted": "2", "numTargetRowsCopied": "0", "numOutputRows": "4"}
-    assert int(metrics["hist_merge"]["numTargetDeletionVectorsAdded"]) >= 1
-    assert int(metrics["hist_copying"]["numTargetRowsCopied"]) > 0
-    assert metrics["hist_copying"]["numTargetDeletionVectorsAdded"] == "0"
+    assert int(metrics["hist_marking"]["numTargetDeletionVectorsAdded"]) >= 1
+    assert int(metrics["hist_merge"]["numTargetRowsCopied"]) > 0
+    assert metrics["hist_merge"]["numTargetDeletionVectorsAdded"] == "0"
 
 
 @pytest.mark.parametrize("rerun_strategy", STRATEGIES)

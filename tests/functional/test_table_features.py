@@ -103,7 +103,6 @@ def test_properties_docs_grants_and_renames_in_every_materialization(project):
         found = properties(project, table)
         wanted = {"historize.owner": "team-a", "delta.logRetentionDuration": "interval 60 days",
                   "delta.enableRowTracking": "true", "delta.columnMapping.mode": "name",
-                  "delta.enableDeletionVectors": "true",
                   "historize.kind": kinds[kind], "historize.unique_key": KEYS[kind],
                   "historize.valid_from": valid_from[kind]}
         assert {name: found.get(name) for name in wanted} == wanted, table
