@@ -140,10 +140,12 @@
   {%- elif kind == 'older_load' -%}
     {{ return([head ~ "load_timestamp " ~ historize.load_timestamp() ~ " is older than ",
         ", the newest time already in " ~ history ~ detail ~ "; loads must come in time order. Nothing was written"]) }}
+  {%- elif kind == 'rerun_conflict' -%}
+    {{ return([head ~ "load_timestamp " ~ historize.load_timestamp() ~ " was already loaded with other data: ",
+        " key(s) whose " ~ what ~ " began at this load_timestamp now differ, e.g. ",
+        "; a rerun must see the same snapshot, a new snapshot needs a new load_timestamp. Nothing was written"]) }}
   {%- endif -%}
-  {{ return([head ~ "load_timestamp " ~ historize.load_timestamp() ~ " was already loaded with other data: ",
-      " key(s) whose " ~ what ~ " began at this load_timestamp now differ, e.g. ",
-      "; a rerun must see the same snapshot, a new snapshot needs a new load_timestamp. Nothing was written"]) }}
+  {{ exceptions.raise_compiler_error("historize: no refusal named '" ~ kind ~ "'") }}
 {% endmacro %}
 
 

@@ -335,12 +335,13 @@
                       'rehash_marked': 'historize.rehash_pending' in state.properties,
                       'widening_enabled': state.properties.get('delta.enableTypeWidening') == 'true',
                       'table_order': table_order}) -%}
-  {%- set layout = historize._history_properties(cfg).get('historize.partitioned_by') -%}
+  {%- set wanted_properties = historize._history_properties(cfg) -%}
+  {%- set layout = wanted_properties.get('historize.partitioned_by') -%}
   {%- set relayout = layout is not none and state.properties.get('historize.partitioned_by') != layout -%}
   {#- The properties the table lacks or holds with another value. The protocol versions are
       only set at creation: Delta raises them itself as features need, and never lowers them. -#}
   {%- set missing_properties = {} -%}
-  {%- for name, value in historize._history_properties(cfg).items() if not relayout
+  {%- for name, value in wanted_properties.items() if not relayout
         and name not in ['delta.minReaderVersion', 'delta.minWriterVersion'] -%}
     {%- if state.properties.get(name) | string != value | string -%}
       {%- do missing_properties.update({name: value}) -%}
