@@ -1,3 +1,17 @@
+{#- The load's run: its id and its timestamp, the two variables an orchestrator
+    passes (--vars '{load_run_id: ..., load_timestamp: ...}'), else dbt's own. -#}
+
+{#- The load run id: --vars '{load_run_id: ...}', else dbt's invocation id. -#}
+{% macro load_run_id() %}
+  {%- set given = var('load_run_id', none) -%}
+  {%- set value = invocation_id if given is none else given | string | trim -%}
+  {%- if value == '' -%}
+    {{ exceptions.raise_compiler_error("historize: var 'load_run_id' is empty") }}
+  {%- endif -%}
+  {{ return(value) }}
+{% endmacro %}
+
+
 {#- The load timestamp of this invocation, as 'YYYY-MM-DD HH:MM:SS.ffffff' (UTC).
     From --vars '{load_timestamp: ...}', else the run's start; the same for
     every model of one invocation. -#}
