@@ -73,6 +73,38 @@ class Scd2Model:
             self.versions.append(Scd2Version(key, dict(attributes), at, None, state, run_id))
 
 
+def versions_from_events(events: Iterable[tuple]) -> list[Scd2Version]:
+    """scd2_hist's rules for input='changes', walked per key in sequence order.
+    events: (key tuple, at, tie, deleted, attributes dict); the same event twice is
+    one event. At one instant the last event (by tie) decides the key's state from
+    there: an upsert's attributes, or none after a delete. A state other than the
+    open version's closes it there (changed, or deleted when the state is none) and,
+    unless none, opens a version (new when none was open, else changed)."""
+    unique = {(event[0], event[1], event[2]): event for event in events}
+    by_key: dict[tuple, list] = {}
+    for event in unique.values():
+        by_key.setdefault(event[0], []).append(event)
+    versions = []
+    for key, key_events in by_key.items():
+        last_at_instant: dict[dt.datetime, tuple] = {}
+        for event in sorted(key_events, key=lambda e: (e[1], e[2])):
+            last_at_instant[event[1]] = event
+        current = None
+        for at in sorted(last_at_instant):
+            _, _, _, deleted, attributes = last_at_instant[at]
+            state = None if deleted else row_hash(attributes)
+            if state == (row_hash(current.attributes) if current else None):
+                continue
+            if current is not None:
+                current.ended_at, current.state = at, "deleted" if state is None else "changed"
+            opened = None if state is None else Scd2Version(key, dict(attributes), at, None,
+                                                            "changed" if current else "new")
+            if opened:
+                versions.append(opened)
+            current = opened
+    return versions
+
+
 UNMODIFIED = "unmod"
 TMAX = dt.datetime(9999, 12, 31, 23, 59, 59, 999000)
 MILLISECOND = dt.timedelta(milliseconds=1)

@@ -11,7 +11,34 @@
     {{ exceptions.raise_compiler_error("historize: model " ~ cfg.model_name ~ ": out_of_order 'reconcile' needs "
         ~ "strategy 'merge' (a late load rewrites versions after it in one MERGE); strategy is '" ~ strategy ~ "'") }}
   {%- endif -%}
+  {#- snapshot: the select is the current state of every key. changes: each row
+      of the select is an event, the key's full image after one change
+      (_scd2_hist_events.sql), ordered per key by sequence_by; deleted_when
+      marks a delete. -#}
+  {%- set input = historize._read_option('input', 'snapshot', one_of=['snapshot', 'changes']) -%}
+  {%- set sequence_by = historize._as_name_list('sequence_by', historize._read_option('sequence_by', [])) -%}
+  {%- set deleted_when = historize._read_option('deleted_when', none) -%}
+  {%- if execute and input == 'changes' -%}
+    {%- if not sequence_by -%}
+      {{ exceptions.raise_compiler_error("historize: model " ~ cfg.model_name ~ ": input 'changes' needs sequence_by: "
+          ~ "the timestamp column that orders a key's events, then any columns that break its ties") }}
+    {%- endif -%}
+    {%- if strategy != 'merge' or out_of_order != 'refuse' -%}
+      {{ exceptions.raise_compiler_error("historize: model " ~ cfg.model_name ~ ": strategy and out_of_order apply to "
+          ~ "input 'snapshot'; input 'changes' writes one MERGE and places late events itself") }}
+    {%- endif -%}
+    {%- if deleted_when is not none and (deleted_when is not string or deleted_when | trim == '') -%}
+      {{ exceptions.raise_compiler_error("historize: model " ~ cfg.model_name ~ ": deleted_when is '" ~ deleted_when
+          ~ "'; expected an SQL condition on the select's columns, e.g. \"op = 'D'\"") }}
+    {%- endif -%}
+  {%- elif execute and (sequence_by or deleted_when is not none) -%}
+    {{ exceptions.raise_compiler_error("historize: model " ~ cfg.model_name ~ ": sequence_by and deleted_when apply to "
+        ~ "input 'changes'; input is '" ~ input ~ "'") }}
+  {%- endif -%}
   {%- do cfg.update({
+      'input': input,
+      'sequence_by': sequence_by,
+      'deleted_when': deleted_when | trim if deleted_when is string else none,
       'strategy': strategy,
       'out_of_order': out_of_order,
       'valid_from': 'version_started_at',
@@ -36,20 +63,26 @@
 
 
 {#- The select's columns as scd2_hist uses them, checked: `business` (all but
-    row_hash, in select order), `attributes` (business less the key, as
-    Column objects: they make the row_hash), `has_row_hash` (the select
-    brings its own). -#}
+    row_hash, in select order; with input 'changes', also but the columns of
+    sequence_by and those deleted_when reads), `attributes` (business less
+    the key, as Column objects: they make the row_hash), `has_row_hash` (the
+    select brings its own). -#}
 {% macro _scd2_hist_columns(cfg, select_columns) %}
   {%- set select_names = select_columns | map(attribute='name') | map('lower') | list -%}
   {{ historize._assert_columns_present(cfg.unique_key, select_names, 'unique_key', cfg.model_name) }}
   {%- set reserved = [cfg.version_key] + cfg.technical_columns | reject('equalto', cfg.hash_column) | list -%}
+  {%- set event_columns = [] -%}
+  {%- if cfg.input == 'changes' -%}
+    {%- do reserved.append(cfg.hash_column) -%}
+    {%- do event_columns.extend(historize._scd2_hist_event_columns(cfg, select_columns)) -%}
+  {%- endif -%}
   {%- set clashes = select_names | select('in', reserved) | list -%}
   {%- if clashes -%}
     {{ exceptions.raise_compiler_error(
         "historize: model " ~ cfg.model_name ~ ": the select has column(s) " ~ clashes | join(', ')
         ~ ", which scd2_hist writes itself; rename them in the select") }}
   {%- endif -%}
-  {%- set business = select_names | reject('in', [cfg.hash_column]) | list -%}
+  {%- set business = select_names | reject('in', [cfg.hash_column] + event_columns) | list -%}
   {{ return({
       'business': business,
       'attributes': historize._columns_named(select_columns, business | reject('in', cfg.unique_key) | list),

@@ -1,0 +1,442 @@
+{#- scd2_hist from change events (input='changes'). See docs/scd2_hist_changes.md.
+
+    Each row of the select is an event: the key's full image after one change,
+    ordered per key by sequence_by (a timestamp, then columns that break its
+    ties); deleted_when marks a delete. The history is a function of the set
+    of events the table has seen. Per key, at each instant the last of its
+    events there (by the later entries of sequence_by) decides the key's
+    state from that instant on: the image of an upsert, or no version after a
+    delete. A version begins where the state becomes an image and ends where
+    it changes again.
+
+    So that a late event finds its place among the events already applied,
+    the table remembers every event it has seen, those that changed nothing
+    included: its events table, `<table>__historize_events`. A load
+
+      1. checks its events (nothing is written when one is refused);
+      2. appends them to the events table, pending;
+      3. rebuilds the history of the keys with pending events from all their
+         events, and writes the difference in one MERGE (one commit on the
+         history table, guarded);
+      4. marks the events it applied.
+
+    A run killed after step 2 or 3 leaves its events pending: the next load of
+    the model, a rerun or not, rebuilds their keys with its own. The same
+    event twice is one event, so a rerun's events add nothing. -#}
+
+
+{#- The events table of the history table `history`. -#}
+{% macro _scd2_hist_events_relation(history) %}
+  {{ return(api.Relation.create(database=history.database, schema=history.schema,
+      identifier=history.identifier ~ '__historize_events', type='table')) }}
+{% endmacro %}
+
+
+{#- The select's columns that say when and whether, not what: sequence_by's
+    and those deleted_when reads. Checked: sequence_by names columns of the
+    select, none of the key, the first a timestamp; deleted_when reads only
+    columns of the select and its quotes and parentheses close. (The
+    condition's validity as SQL is checked on the staged select, in
+    _scd2_hist_check_events: Spark's planning error is then the refusal's
+    reason; a syntax error is Spark's own, raised by that check.) -#}
+{% macro _scd2_hist_event_columns(cfg, select_columns) %}
+  {%- set name = cfg.model_name -%}
+  {%- set select_names = select_columns | map(attribute='name') | map('lower') | list -%}
+  {{ historize._assert_columns_present(cfg.sequence_by, select_names, 'sequence_by', name) }}
+  {%- set keyed = cfg.sequence_by | select('in', cfg.unique_key) | list -%}
+  {%- if keyed -%}
+    {{ exceptions.raise_compiler_error("historize: model " ~ name ~ ": sequence_by names " ~ keyed | join(', ')
+        ~ " of the unique_key; it orders a key's events, so it needs columns of its own") }}
+  {%- endif -%}
+  {%- for column in select_columns if column.name | lower == cfg.sequence_by[0] and column.data_type | lower != 'timestamp' -%}
+    {{ exceptions.raise_compiler_error("historize: model " ~ name ~ ": sequence_by's first column " ~ cfg.sequence_by[0]
+        ~ " is " ~ column.data_type ~ "; it must be a timestamp, where versions begin and end") }}
+  {%- endfor -%}
+  {%- set read = [] -%}
+  {%- if cfg.deleted_when -%}
+    {%- set re = modules.re -%}
+    {%- set condition = cfg.deleted_when -%}
+    {%- set refused = "historize: model " ~ name ~ ": deleted_when (" ~ condition ~ ") " -%}
+    {#- String literals and quoted names out of the way, then its words. -#}
+    {%- set text = re.sub("'(?:[^'\\\\]|\\\\.)*'|\"(?:[^\"\\\\]|\\\\.)*\"", " '' ", condition) -%}
+    {%- set quoted = re.findall("`((?:[^`]|``)+)`", text) -%}
+    {%- set text = re.sub("`(?:[^`]|``)+`", " _historize_quoted ", text) -%}
+    {%- if text.count('(') != text.count(')') or "'" in text.replace("''", "") or '"' in text or '`' in text -%}
+      {{ exceptions.raise_compiler_error(refused ~ "does not parse: a quote or a parenthesis is not closed") }}
+    {%- endif -%}
+    {%- set keywords = ['and', 'or', 'not', 'is', 'null', 'true', 'false', 'in', 'like', 'ilike', 'rlike', 'regexp',
+          'between', 'case', 'when', 'then', 'else', 'end', 'cast', 'as', 'interval', 'distinct', 'exists', 'escape',
+          'div', 'year', 'years', 'month', 'months', 'week', 'weeks', 'day', 'days', 'hour', 'hours', 'minute',
+          'minutes', 'second', 'seconds', 'millisecond', 'milliseconds', 'microsecond', 'microseconds',
+          '_historize_quoted'] -%}
+    {%- set words = [] -%}
+    {#- A word is a column unless it is a keyword, a function (before '('), a
+        field (after '.'), a type (after 'as') or a typed literal's prefix
+        (before a string). -#}
+    {%- for found in re.finditer("(?<![.\\w])([A-Za-z_][A-Za-z0-9_]*)(?!\\s*\\()(?!\\s*'')", text) -%}
+      {%- set before = text[:found.start()].rstrip().lower() -%}
+      {%- if found.group(1) | lower not in keywords and not before.endswith(' as') and not before.endswith('(as') -%}
+        {%- do words.append(found.group(1) | lower) -%}
+      {%- endif -%}
+    {%- endfor -%}
+    {%- for name in quoted -%}{%- do words.append(name.replace('``', '`') | lower) -%}{%- endfor -%}
+    {%- set unknown = words | reject('in', select_names) | unique | list -%}
+    {%- if unknown -%}
+      {{ exceptions.raise_compiler_error(refused ~ "names " ~ unknown | join(', ') ~ ", which the select has no column of; "
+          ~ "its columns are: " ~ select_names | join(', ')) }}
+    {%- endif -%}
+    {%- do read.extend(words) -%}
+  {%- endif -%}
+  {{ return((cfg.sequence_by + read) | unique | list) }}
+{% endmacro %}
+
+
+{#- An event's image, the key's attribute values after it, as JSON text (to
+    timestamps' microseconds): what the events table keeps of it, and what
+    tells two events apart. -#}
+{% macro _scd2_hist_event_image(attributes, alias) %}
+  {%- if not attributes -%}
+    {{ return("'{}'") }}
+  {%- endif -%}
+  {%- set fields = [] -%}
+  {%- for column in attributes -%}
+    {%- do fields.append(historize._string_literal(column.name | lower) ~ ", " ~ historize._quote(column.name, alias)) -%}
+  {%- endfor -%}
+  {{ return("to_json(named_struct(" ~ fields | join(', ') ~ "), map('timestampFormat', "
+      ~ "'yyyy-MM-dd\\'T\\'HH:mm:ss.SSSSSSXXX', 'timestampNTZFormat', 'yyyy-MM-dd\\'T\\'HH:mm:ss.SSSSSS'))") }}
+{% endmacro %}
+
+
+{#- The events of the staged select `staged`, as the events table keeps them:
+    key, sequence, whether it is a delete, its image. -#}
+{% macro _scd2_hist_staged_events_sql(cfg, staged, columns) %}
+    select
+        {{ historize._column_list(cfg.unique_key + cfg.sequence_by, 'src', lines=true) }},
+        coalesce({% if cfg.deleted_when %}({{ cfg.deleted_when }}){% else %}false{% endif %}, false) as _historize_deleted,
+        {{ historize._scd2_hist_event_image(columns.attributes, 'src') }} as _historize_image
+    from {{ staged }} as src
+{% endmacro %}
+
+
+{#- Checks the events of the staged select before anything is written:
+    deleted_when is a condition on it; no key and no sequence_by column is
+    NULL; no two events have the same key and sequence with different images,
+    in the select or against the events table `events` (none: it does not
+    exist yet). Returns how many events the select holds. -#}
+{% macro _scd2_hist_check_events(cfg, staged, events, columns) %}
+  {%- set name = cfg.model_name -%}
+  {%- if cfg.deleted_when -%}
+    {%- set plan = run_query("explain select coalesce((" ~ cfg.deleted_when ~ "), false) and true as deleted_when from " ~ staged) -%}
+    {%- set lines = [] -%}
+    {%- for row in plan.rows -%}{%- do lines.extend((row[0] | string).split('\n')) -%}{%- endfor -%}
+    {%- if lines[0].startswith('Error occurred during query planning') -%}
+      {%- set reason = (lines[1:] | join(' ')).split('SQLSTATE')[0].split(';')[0] | trim -%}
+      {{ exceptions.raise_compiler_error("historize: model " ~ name ~ ": deleted_when (" ~ cfg.deleted_when
+          ~ ") is not a condition on the select's columns: " ~ reason) }}
+    {%- endif -%}
+  {%- endif -%}
+  {%- set keys, sequence = cfg.unique_key, cfg.sequence_by -%}
+  {%- set identity = keys + sequence -%}
+  {%- set any_null_key = historize._column_list(keys, suffix=' is null', separator=' or ') -%}
+  {%- set any_null_sequence = historize._column_list(sequence, suffix=' is null', separator=' or ') -%}
+  {%- set texts = [] -%}
+  {%- for column in identity -%}{%- do texts.append('cast(' ~ historize._quote(column) ~ ' as string)') -%}{%- endfor -%}
+  {%- set query -%}
+    with batch as (
+        {{ historize._scd2_hist_staged_events_sql(cfg, staged, columns) | indent(4) }}
+    ),
+
+    together as (
+        select *
+        from batch
+        where not ({{ any_null_key }} or {{ any_null_sequence }})
+        {%- if events is not none %}
+        union all
+        select
+            {{ historize._column_list(identity, 'seen', lines=true) }},
+            seen._historize_deleted,
+            seen._historize_image
+        from {{ events }} as seen
+        left semi join batch
+            on {{ historize._key_join(identity, 'seen', 'batch') }}
+        {%- endif %}
+    ),
+
+    conflicting as (
+        select
+            {{ historize._column_list(identity, lines=true) }}
+        from together
+        group by {{ historize._column_list(identity) }}
+        having count(distinct _historize_deleted, _historize_image) > 1
+    )
+
+    select
+        counted.*,
+        conflicts.*
+    from (
+        select
+            count(*) as event_rows,
+            count_if({{ any_null_key }}) as null_key_rows,
+            count_if({{ any_null_sequence }}) as null_sequence_rows
+        from batch
+    ) as counted
+    cross join (
+        select
+            count(*) as conflicts,
+            concat_ws('; ', slice(array_sort(collect_list(
+                concat('(', concat_ws(', ', {{ texts | join(', ') }}), ')'))), 1, 5)) as conflict_examples
+        from conflicting
+    ) as conflicts
+  {%- endset -%}
+  {%- set checked = run_query(query).rows[0] -%}
+  {%- if checked['null_key_rows'] > 0 -%}
+    {%- set refusal = historize._refusal('null_key', name, keys) -%}
+    {{ exceptions.raise_compiler_error(refusal[0] ~ checked['null_key_rows'] ~ refusal[1]) }}
+  {%- endif -%}
+  {%- if checked['null_sequence_rows'] > 0 -%}
+    {%- set refusal = historize._refusal('null_key', name, sequence, label='sequence_by') -%}
+    {{ exceptions.raise_compiler_error(refusal[0] ~ checked['null_sequence_rows'] ~ refusal[1]) }}
+  {%- endif -%}
+  {%- if checked['conflicts'] > 0 -%}
+    {{ exceptions.raise_compiler_error("historize: model " ~ name ~ ": " ~ checked['conflicts']
+        ~ " event(s) of the same key and sequence (" ~ identity | join(', ') ~ ") have different images, in the select"
+        ~ (" or against the events already applied" if events is not none else "") ~ ", e.g. " ~ checked['conflict_examples']
+        ~ "; the same event twice is one event, two events need two sequences. Nothing was written") }}
+  {%- endif -%}
+  {{ return(checked['event_rows'] | int) }}
+{% endmacro %}
+
+
+{#- The events table, when it does not exist: the key and sequence_by columns
+    in the select's types, then `_historize_deleted`, `_historize_image`,
+    `_historize_applied` (false while pending), `load_run_id` and
+    `recorded_at` (when the recording run started). -#}
+{% macro _scd2_hist_create_events_sql(cfg, events, select_columns) %}
+  {%- set table_types = [] -%}
+  {%- for name in cfg.unique_key + cfg.sequence_by -%}
+    {%- for column in select_columns if column.name | lower == name -%}{%- do table_types.append((name, column.data_type)) -%}{%- endfor -%}
+  {%- endfor -%}
+  {%- do table_types.extend([('_historize_deleted', 'boolean'), ('_historize_image', 'string'),
+        ('_historize_applied', 'boolean'), ('load_run_id', 'string'), ('recorded_at', 'timestamp')]) -%}
+  {{ historize._create_history_table_sql(events, {'delta.columnMapping.mode': 'name'}, columns=table_types, for_model=false) }}
+{% endmacro %}
+
+
+{#- Appends the select's events to the events table, pending. -#}
+{% macro _scd2_hist_record_events_sql(cfg, staged, events, columns) %}
+    insert into {{ events }} (
+        {{ historize._column_list(cfg.unique_key + cfg.sequence_by) }},
+        _historize_deleted, _historize_image, _historize_applied, load_run_id, recorded_at
+    )
+    select
+        staged_events.*,
+        false,
+        {{ historize._string_literal(historize.load_run_id()) }},
+        {{ historize._utc_literal(run_started_at) }}
+    from (
+        {{ historize._scd2_hist_staged_events_sql(cfg, staged, columns) | indent(4) }}
+    ) as staged_events
+{% endmacro %}
+
+
+{#- The load_run_id of every run whose events are pending. -#}
+{% macro _scd2_hist_pending_runs(events) %}
+  {%- set found = run_query("select distinct load_run_id from " ~ events ~ " where not _historize_applied") -%}
+  {{ return(found.columns[0].values() | list) }}
+{% endmacro %}
+
+
+{#- Marks the events of the runs `runs` applied. -#}
+{% macro _scd2_hist_mark_applied_sql(events, runs) %}
+    update {{ events }}
+    set _historize_applied = true
+    where not _historize_applied
+        and load_run_id in ({% for run in runs %}{{ historize._string_literal(run) }}{{ ', ' if not loop.last }}{% endfor %})
+{% endmacro %}
+
+
+{#- The versions the events table's events give their keys, as the history
+    table's rows (its columns, in order), written by this run: of every key,
+    or (`pending_only`) of the keys with pending events. Steps:
+      key_events        the events of those keys
+      distinct_events   the same event twice is one event
+      at_instant        each key's last event at each instant, by the later
+                        entries of sequence_by
+      states            its state there: the image's attributes and row_hash,
+                        or no version (NULL) after a delete
+      state_changes     the instants where the state differs from the one before
+      versions          each state change to an image, until the next change -#}
+{% macro _scd2_hist_versions_sql(cfg, events, business_columns, attributes, pending_only) %}
+  {%- set keys, q = cfg.unique_key, historize._quote -%}
+  {%- set at = q(cfg.sequence_by[0]) -%}
+  {%- set by_key = 'partition by ' ~ historize._column_list(keys) ~ ' order by _historize_at' -%}
+  {%- set schema = [] -%}
+  {%- for column in attributes -%}{%- do schema.append(q(column.name | lower) ~ ' ' ~ column.data_type) -%}{%- endfor -%}
+    with key_events as (
+        select events.*
+        from {{ events }} as events
+        {%- if pending_only %}
+        left semi join (
+            select distinct {{ historize._column_list(keys) }}
+            from {{ events }}
+            where not _historize_applied
+        ) as pending
+            on {{ historize._key_join(keys, 'events', 'pending') }}
+        {%- endif %}
+    ),
+
+    distinct_events as (
+        select distinct
+            {{ historize._column_list(keys + cfg.sequence_by, lines=true) }},
+            _historize_deleted,
+            _historize_image
+        from key_events
+    ),
+
+    at_instant as (
+        select
+            {{ historize._column_list(keys, lines=true) }},
+            {{ at }} as _historize_at,
+            _historize_deleted,
+            _historize_image,
+            row_number() over (
+                partition by {{ historize._column_list(keys) }}, {{ at }}
+                order by {{ historize._column_list(cfg.sequence_by[1:] + ['_historize_deleted'], suffix=' desc') }}
+            ) as _historize_rank
+        from distinct_events
+    ),
+
+    states as (
+        select
+            {{ historize._column_list(keys, 'parsed', lines=true) }},
+            parsed._historize_at,
+            {%- for column in attributes %}
+            parsed._historize_parsed.{{ q(column.name | lower) }} as {{ q(column.name) }},
+            {%- endfor %}
+            case when parsed._historize_deleted then null else {{ historize.row_hash(attributes, 'parsed._historize_parsed') }} end
+                as _historize_state
+        from (
+            select
+                at_instant.*,
+                {%- if attributes %}
+                from_json(at_instant._historize_image, {{ historize._string_literal(schema | join(', ')) }},
+                    map('timestampFormat', 'yyyy-MM-dd\'T\'HH:mm:ss.SSSSSSXXX',
+                        'timestampNTZFormat', 'yyyy-MM-dd\'T\'HH:mm:ss.SSSSSS')) as _historize_parsed
+                {%- else %}
+                cast(null as string) as _historize_parsed
+                {%- endif %}
+            from at_instant
+            where at_instant._historize_rank = 1
+        ) as parsed
+    ),
+
+    state_changes as (
+        select *
+        from (
+            select
+                states.*,
+                lag(_historize_state) over ({{ by_key }}) as _historize_state_before
+            from states
+        ) as stepped
+        where not (_historize_state <=> _historize_state_before)
+    ),
+
+    versions as (
+        select
+            state_changes.*,
+            lead(_historize_at) over ({{ by_key }}) as _historize_ended_at,
+            lead(_historize_state) over ({{ by_key }}) as _historize_state_after
+        from state_changes
+    )
+
+    {%- set identity = [] -%}
+    {%- for name in keys -%}{%- do identity.append(q(name, 'versions')) -%}{%- endfor %}
+
+    select
+        {{ historize.hash_key(identity + ['versions._historize_at']) }} as {{ q(cfg.version_key) }},
+        {%- for name in business_columns %}
+        versions.{{ q(name) }},
+        {%- endfor %}
+        versions._historize_state as {{ q(cfg.hash_column) }},
+        versions._historize_at as {{ q(cfg.valid_from) }},
+        versions._historize_ended_at as {{ q(cfg.valid_to) }},
+        case
+            when versions._historize_ended_at is null
+                then case when versions._historize_state_before is null then 'new' else 'changed' end
+            when versions._historize_state_after is null then 'deleted'
+            else 'changed'
+        end as {{ q(cfg.state) }},
+        {{ historize._string_literal(historize.load_run_id()) }} as {{ q(cfg.load_run_id) }},
+        {{ historize._utc_literal(run_started_at) }} as {{ q(cfg.loaded_at) }}
+    from versions
+    where versions._historize_state is not null
+{% endmacro %}
+
+
+{#- The load's one MERGE: the versions of the keys with pending events
+    (`wanted`) against the table's versions of those keys (`existing`), by
+    key and start; `historize_changes` holds the difference: a version to
+    insert (new), to rewrite (changed: another end, state or image) or to
+    remove (deleted: a late event moved where it begins, or merged it into
+    the version before). Guarded by `guard` (_unchanged_since). -#}
+{% macro _scd2_hist_events_merge_sql(cfg, history, events, business_columns, attributes, guard) %}
+  {%- set keys, q = cfg.unique_key, historize._quote -%}
+  {%- set table_columns = historize._scd2_hist_table_columns(cfg, business_columns) -%}
+  {%- set compared = [cfg.hash_column, cfg.valid_to, cfg.state] -%}
+  {%- set with_sql -%}
+        with wanted as (
+            {{ historize._scd2_hist_versions_sql(cfg, events, business_columns, attributes, pending_only=true) | indent(8) }}
+        ),
+
+        existing as (
+            select hist.*
+            from {{ history }} as hist
+            left semi join (
+                select distinct {{ historize._column_list(keys) }}
+                from {{ events }}
+                where not _historize_applied
+            ) as pending
+                on {{ historize._key_join(keys, 'hist', 'pending') }}
+        ),
+
+        historize_changes as (
+            select *
+            from (
+                select
+                    {%- for name in keys %}
+                    coalesce(wanted.{{ q(name) }}, existing.{{ q(name) }}) as {{ q('_historize_key_' ~ loop.index0) }},
+                    {%- endfor %}
+                    coalesce(wanted.{{ q(cfg.valid_from) }}, existing.{{ q(cfg.valid_from) }}) as _historize_started_at,
+                    {%- for name in table_columns %}
+                    wanted.{{ q(name) }},
+                    {%- endfor %}
+                    case
+                        when wanted.{{ q(cfg.valid_from) }} is null then 'deleted'
+                        when existing.{{ q(cfg.valid_from) }} is null then 'new'
+                        when {% for name in compared %}wanted.{{ q(name) }} <=> existing.{{ q(name) }}{{ ' and ' if not loop.last }}{% endfor %}
+                            then 'unchanged'
+                        else 'changed'
+                    end as _historize_action
+                from wanted
+                full outer join existing
+                    on {{ historize._key_join(keys, 'wanted', 'existing') }}
+                        and wanted.{{ q(cfg.valid_from) }} = existing.{{ q(cfg.valid_from) }}
+            ) as compared
+            where _historize_action <> 'unchanged'
+        )
+  {%- endset -%}
+    {{ historize._guarded_merge_into(history, 'historize_changes', guard, with_sql) }}
+    on {% for name in keys -%}
+        {{ q(name, 'hist') }} = chg.{{ q('_historize_key_' ~ loop.index0) }} and {% endfor -%}
+        {{ q(cfg.valid_from, 'hist') }} = chg._historize_started_at
+    when matched and chg._historize_action = 'deleted' then delete
+    when matched and chg._historize_action = 'changed' then update set
+        {%- for name in table_columns %}
+        {{ q(name) }} = chg.{{ q(name) }}{{ ',' if not loop.last }}
+        {%- endfor %}
+    when not matched and chg._historize_action = 'new' then insert (
+        {{ historize._column_list(table_columns) }}
+    ) values (
+        {{ historize._column_list(table_columns, 'chg') }}
+    )
+{% endmacro %}

@@ -1,0 +1,185 @@
+"""scd2_hist with input='changes': each rule of an events load, and each refusal,
+against tables computed by hand. One model walks a sequence of batches: events
+in and out of order, ties, NULL attributes, deletes of absent keys, a late event
+that falls before one that changed nothing, a replayed batch."""
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+
+from conftest import load_reports, report
+
+EVENTS = "id int, name string, tier int, changed_at timestamp, seq int, op string"
+CONFIG = ("materialized='scd2_hist', unique_key='id', input='changes', sequence_by=['changed_at', 'seq'], "
+          "deleted_when=\"op = 'D'\"")
+SHOWN = "id, name, tier, version_started_at, version_ended_at, version_state, load_run_id"
+ORDER = "id, version_started_at"
+T = {n: dt.datetime(2026, 1, n, 6) for n in range(1, 8)}
+T1B = dt.datetime(2026, 1, 1, 18)
+LOADED = "2026-01-10 00:00:00"
+
+
+def events_model(project, config=CONFIG, name="hist"):
+    project.model(name, f"""
+        {{{{ config({config}) }}}}
+        select * from {{{{ target.schema }}}}.events
+        """)
+
+
+def load(project, rows, run_id, expect_success=True):
+    project.create_source("events", EVENTS, rows)
+    return project.run("run", variables={"load_timestamp": LOADED, "load_run_id": run_id},
+                       expect_success=expect_success)
+
+
+def refused(project, rows, run_id="bad"):
+    project.create_source("events", EVENTS, rows)
+    return project.fail("run", variables={"load_timestamp": LOADED, "load_run_id": run_id})
+
+
+BATCH_1 = [
+    (1, "a", 1, T[1], 0, "U"),
+    (1, "a", 1, T[2], 0, "U"),  # equal to the open version: nothing
+    (1, "b", 1, T[3], 0, "U"),  # a change: closes a, opens b
+    (2, "x", 2, T[1], 0, "D"),  # a delete with no version: nothing
+    (2, "x", 2, T[2], 0, "U"),
+    (2, "x", 2, T[4], 0, "D"),  # closes x as deleted
+    (2, "y", 2, T[5], 0, "U"),  # back: a new version
+    (3, "p", 3, T[2], 1, "U"),  # two events at one instant: the later sequence decides
+    (3, "q", 3, T[2], 2, "U"),
+    (3, None, 3, T[3], 0, "U"),  # a NULL attribute is a value like any other
+]
+AFTER_1 = [
+    (1, "a", 1, T[1], T[3], "changed", "r1"),
+    (1, "b", 1, T[3], None, "changed", "r1"),
+    (2, "x", 2, T[2], T[4], "deleted", "r1"),
+    (2, "y", 2, T[5], None, "new", "r1"),
+    (3, "q", 3, T[2], T[3], "changed", "r1"),
+    (3, None, 3, T[3], None, "changed", "r1"),
+]
+BATCH_2 = [
+    (1, "c", 1, T1B, 0, "U"),  # late, before the event of T2 that changed nothing: a is back at T2
+    (2, "x", 2, T[2], 0, "U"),  # the same event again: one event
+    (4, "m", 4, T[3], 0, "U"),  # a new key, its events out of order
+    (4, "n", 4, T[1], 0, "U"),
+]
+AFTER_2 = [
+    (1, "a", 1, T[1], T1B, "changed", "r2"),
+    (1, "c", 1, T1B, T[2], "changed", "r2"),
+    (1, "a", 1, T[2], T[3], "changed", "r2"),
+    (1, "b", 1, T[3], None, "changed", "r1"),
+    (2, "x", 2, T[2], T[4], "deleted", "r1"),
+    (2, "y", 2, T[5], None, "new", "r1"),
+    (3, "q", 3, T[2], T[3], "changed", "r1"),
+    (3, None, 3, T[3], None, "changed", "r1"),
+    (4, "n", 4, T[1], T[3], "changed", "r2"),
+    (4, "m", 4, T[3], None, "changed", "r2"),
+]
+
+
+def test_events_give_versions_by_the_rules_in_any_order_and_a_replay_changes_nothing(project):
+    events_model(project)
+    result = load(project, BATCH_1, "r1")
+    assert project.table("hist", SHOWN, ORDER) == AFTER_1
+    assert load_reports(result)["hist"] == report(6, 0, 0, "versions, from events")
+    # the table: the key and the attributes, not the sequence or the delete marker
+    assert [c[0] for c in project.columns("hist")] == [
+        "hist_key", "id", "name", "tier", "row_hash", "version_started_at", "version_ended_at", "version_state",
+        "load_run_id", "loaded_at"]
+    # every event is remembered, those that changed nothing too, and applied
+    assert project.table("hist__historize_events", "count(*), count_if(_historize_applied)") == [(10, 10)]
+
+    result = load(project, BATCH_2, "r2")
+    assert project.table("hist", SHOWN, ORDER) == AFTER_2
+    # the version a began at T1 ends earlier; c, a again, n and m are new rows
+    assert load_reports(result)["hist"] == report(4, 1, 0, "versions, from events")
+
+    commits = project.commits("hist")
+    result = load(project, BATCH_2, "r2")
+    assert project.table("hist", SHOWN, ORDER) == AFTER_2
+    assert project.commits("hist") == commits
+    assert load_reports(result)["hist"] == report(0, 0, 0, "versions, from events")
+
+    # a version key is the key and where the version begins
+    assert project.sql(
+        "select count(*), count(distinct hist_key), count_if(hist_key = sha2(concat(cast(length(cast(id as string)) as "
+        "string), ':', cast(id as string), cast(length(cast(version_started_at as string)) as string), ':', "
+        f"cast(version_started_at as string)), 256)) from {project.schema}.hist") == [(10, 10, 10)]
+
+
+def test_a_delete_of_every_key_then_an_empty_batch(project):
+    events_model(project)
+    load(project, [(1, "a", 1, T[1], 0, "U"), (2, "b", 2, T[1], 0, "U")], "r1")
+    result = load(project, [(1, None, None, T[2], 0, "D"), (2, "b", 2, T[2], 0, "D")], "r2")
+    assert project.table("hist", SHOWN, ORDER) == [
+        (1, "a", 1, T[1], T[2], "deleted", "r2"), (2, "b", 2, T[1], T[2], "deleted", "r2")]
+    assert load_reports(result)["hist"] == report(0, 2, 0, "versions, from events")
+    commits = project.commits("hist"), project.commits("hist__historize_events")
+    result = load(project, [], "r3")
+    assert load_reports(result)["hist"] == report(0, 0, 0, "versions, from events")
+    assert (project.commits("hist"), project.commits("hist__historize_events")) == commits
+
+
+def test_without_deleted_when_every_event_is_an_upsert_and_one_sequence_column_will_do(project):
+    events_model(project, "materialized='scd2_hist', unique_key='id', input='changes', sequence_by='changed_at'")
+    load(project, [(1, "a", 1, T[1], 0, "D"), (1, "b", 1, T[2], 0, "D")], "r1")
+    # op is an attribute now: it is no column of sequence_by or deleted_when
+    assert project.table("hist", "id, name, op, version_started_at, version_ended_at, version_state", ORDER) == [
+        (1, "a", "D", T[1], T[2], "changed"), (1, "b", "D", T[2], None, "changed")]
+
+
+@pytest.mark.parametrize("rows, message", [
+    ([(1, "a", 1, T[1], 0, "U"), (None, "b", 1, T[1], 0, "U"), (None, "c", 1, T[2], 0, "U")],
+     "historize: model hist: unique_key (id) is NULL in 2 row(s) of the select; nothing was written"),
+    ([(1, "a", 1, T[1], None, "U"), (2, "b", 1, None, 0, "U")],
+     "historize: model hist: sequence_by (changed_at, seq) is NULL in 2 row(s) of the select; nothing was written"),
+    ([(1, "a", 1, T[1], 0, "U"), (1, "b", 1, T[1], 0, "U"), (2, "c", 1, T[1], 0, "U"), (2, "c", 1, T[1], 0, "D")],
+     "historize: model hist: 2 event(s) of the same key and sequence (id, changed_at, seq) have different images, "
+     "in the select or against the events already applied, e.g. (1, 2026-01-01 06:00:00, 0); "
+     "(2, 2026-01-01 06:00:00, 0); the same event twice is one event, two events need two sequences. "
+     "Nothing was written"),
+    # against an event applied before: key 5 at T1 was z
+    ([(5, "other", 5, T[1], 0, "U")],
+     "historize: model hist: 1 event(s) of the same key and sequence (id, changed_at, seq) have different images, "
+     "in the select or against the events already applied, e.g. (5, 2026-01-01 06:00:00, 0); the same event twice "
+     "is one event, two events need two sequences. Nothing was written"),
+])
+def test_bad_events_are_refused_and_nothing_is_written(project, rows, message):
+    events_model(project)
+    load(project, [(5, "z", 5, T[1], 0, "U")], "r1")
+    with project.unchanged("hist", "hist__historize_events"):
+        assert message in refused(project, rows)
+
+
+@pytest.mark.parametrize("config, message", [
+    ("input='changes'",
+     "historize: model hist: input 'changes' needs sequence_by: the timestamp column that orders a key's events, "
+     "then any columns that break its ties"),
+    ("input='changes', sequence_by='changed'",
+     "historize: model hist: the select has no column changed (sequence_by); its columns are: id, name, tier, "
+     "changed_at, seq, op"),
+    ("input='changes', sequence_by=['seq', 'changed_at']",
+     "historize: model hist: sequence_by's first column seq is int; it must be a timestamp, where versions begin and end"),
+    ("input='changes', sequence_by='changed_at', deleted_when=\"kind = 'D' or op = 'X'\"",
+     "historize: model hist: deleted_when (kind = 'D' or op = 'X') names kind, which the select has no column of; "
+     "its columns are: id, name, tier, changed_at, seq, op"),
+    ("input='changes', sequence_by='changed_at', deleted_when=\"(op = 'D'\"",
+     "historize: model hist: deleted_when ((op = 'D') does not parse: a quote or a parenthesis is not closed"),
+    ("input='changes', sequence_by='changed_at', deleted_when=\"op + 1\"",
+     "historize: model hist: deleted_when (op + 1) is not a condition on the select's columns: "
+     "[DATATYPE_MISMATCH.DATA_DIFF_TYPES] Cannot resolve \"coalesce((op + 1), false)\" due to data type mismatch: "
+     "Input to `coalesce` should all be the same type, but it's (\"DOUBLE\" or \"BOOLEAN\")."),
+    # a syntax error is Spark's, raised by the check, which names what it checked
+    ("input='changes', sequence_by='changed_at', deleted_when=\"op = = 'D'\"",
+     "explain select coalesce((op = = 'D'), false) and true as deleted_when from hist__historize_source"),
+    ("sequence_by='changed_at'",
+     "historize: model hist: sequence_by and deleted_when apply to input 'changes'; input is 'snapshot'"),
+    ("input='changes', sequence_by='changed_at', out_of_order='reconcile'",
+     "historize: model hist: strategy and out_of_order apply to input 'snapshot'; input 'changes' writes one MERGE "
+     "and places late events itself"),
+])
+def test_options_that_name_no_column_or_do_not_parse_are_refused(project, config, message):
+    events_model(project, "materialized='scd2_hist', unique_key='id', " + config)
+    assert message in refused(project, [(1, "a", 1, T[1], 0, "U")])
+    assert [row[1] for row in project.sql(f"show tables in {project.schema}") if not row[2]] == ["events"]
