@@ -267,6 +267,65 @@ def report(new: int, changed: int, deleted: int, detail: str, written: int | Non
             "code": "written" if written else "nothing to write", "rows_affected": written}
 
 
+# A load killed after each of its statements (tests/functional/test_kill_and_rerun.py and the
+# events loads' test): a probe of the tables after every statement, and the tables it reads.
+
+class StatementProbe:
+    """A dbt callback on `node`'s statements: after each one completes it reads
+    `probe()` (the tables and their versions); with `kill`, it fails the run
+    right after the first statement that changed them, unless that statement
+    is `repeat` (the one the previous run was killed after, made again)."""
+
+    def __init__(self, node: str, probe, kill: bool = False, repeat: str | None = None) -> None:
+        self.node, self.probe, self.kill, self.repeat = node, probe, kill, repeat
+        self.probes: list = []
+        self.sql = self.killed_after = None
+
+    def __call__(self, event) -> None:
+        if event.info.name not in ("SQLQuery", "SQLQueryStatus") or not event.data.node_info.unique_id.endswith(
+                "." + self.node):
+            return
+        if event.info.name == "SQLQuery":
+            self.sql = " ".join(event.data.sql.split())
+        if event.info.name != "SQLQueryStatus":
+            return
+        if not self.probes:
+            self.probes.append(self.start)
+        self.probes.append(self.probe())
+        if self.kill and self.probes[-1] != self.probes[-2] and self.sql != self.repeat:
+            self.killed_after = self.sql
+            raise RuntimeError(f"injected failure after statement {len(self.probes) - 1}")
+
+    def started(self) -> "StatementProbe":
+        self.start = self.probe()
+        return self
+
+    def writes(self) -> list[int]:
+        """The statements (1-based) after which the tables or their versions had changed."""
+        return [number for number in range(1, len(self.probes)) if self.probes[number] != self.probes[number - 1]]
+
+
+def tables_and_versions(schema_dir: Path) -> tuple:
+    """The schema's tables (not session views, which have no folder) and the Delta
+    version of each: its newest commit file. Read from the warehouse's folders
+    rather than the catalog: it runs after every statement of every load, from
+    dbt's threads (a callback), and a folder listing costs a millisecond where a
+    query costs a hundred."""
+    found = []
+    for table in sorted(path for path in schema_dir.iterdir() if path.name != "snapshot"):
+        commits = [int(name.stem) for name in (table / "_delta_log").glob("*.json") if name.stem.isdigit()]
+        if commits:
+            found.append((table.name, max(commits)))
+    return tuple(found)
+
+
+def schema_folder(project) -> Path:
+    """The schema's folder in the warehouse (the tests' in-memory catalog keeps each
+    managed table in a folder named after it, moved by a rename)."""
+    warehouse = dbt.spark().conf.get("spark.sql.warehouse.dir")
+    return Path(warehouse.removeprefix("file:")) / f"{project.schema}.db"
+
+
 # The folders whose tests run Spark, and the scope each belongs to: under pytest-xdist a
 # scope goes to one worker as a whole. The quickstart's test (tests/user) runs its Spark in
 # a process of its own, so it goes with the cluster's tests, whose worker mostly waits.

@@ -8,7 +8,9 @@ import datetime as dt
 
 import pytest
 
-from conftest import load_reports, report
+from historize_tools import dbt_runner as dbt
+
+from conftest import StatementProbe, load_reports, report, schema_folder, tables_and_versions
 
 EVENTS = "id int, name string, tier int, changed_at timestamp, seq int, op string"
 CONFIG = ("materialized='scd2_hist', unique_key='id', input='changes', sequence_by=['changed_at', 'seq'], "
@@ -27,10 +29,10 @@ def events_model(project, config=CONFIG, name="hist"):
         """)
 
 
-def load(project, rows, run_id, expect_success=True):
+def load(project, rows, run_id, expect_success=True, callbacks=()):
     project.create_source("events", EVENTS, rows)
     return project.run("run", variables={"load_timestamp": LOADED, "load_run_id": run_id},
-                       expect_success=expect_success)
+                       expect_success=expect_success, callbacks=callbacks)
 
 
 def refused(project, rows, run_id="bad"):
@@ -95,11 +97,12 @@ def test_events_give_versions_by_the_rules_in_any_order_and_a_replay_changes_not
     # the version a began at T1 ends earlier; c, a again, n and m are new rows
     assert load_reports(result)["hist"] == report(4, 1, 0, "versions, from events")
 
-    commits = project.commits("hist")
+    commits = project.commits("hist"), project.commits("hist__historize_events")
     result = load(project, BATCH_2, "r2")
     assert project.table("hist", SHOWN, ORDER) == AFTER_2
-    assert project.commits("hist") == commits
+    assert (project.commits("hist"), project.commits("hist__historize_events")) == commits
     assert load_reports(result)["hist"] == report(0, 0, 0, "versions, from events")
+    assert project.table("hist__historize_events", "count(*), count_if(_historize_applied)") == [(13, 13)]
 
     # a version key is the key and where the version begins
     assert project.sql(
@@ -183,3 +186,68 @@ def test_options_that_name_no_column_or_do_not_parse_are_refused(project, config
     events_model(project, "materialized='scd2_hist', unique_key='id', " + config)
     assert message in refused(project, [(1, "a", 1, T[1], 0, "U")])
     assert [row[1] for row in project.sql(f"show tables in {project.schema}") if not row[2]] == ["events"]
+
+
+def events_state(project) -> dict:
+    """The history (but the run's clock) and the events remembered, each once, and whether
+    every one is applied."""
+    return {
+        "history": project.table("hist", "* except (loaded_at)", ORDER),
+        "events": project.table("hist__historize_events", "distinct id, changed_at, seq, _historize_deleted, "
+                                "_historize_image", "id, changed_at, seq"),
+        "pending": project.table("hist__historize_events", "count_if(not _historize_applied)"),
+    }
+
+
+def test_an_events_load_killed_after_any_statement_ends_correct_when_rerun(project):
+    """As tests/functional/test_kill_and_rerun.py does for snapshots: the load runs once
+    uninterrupted, then from the same start it is killed after its first write, its rerun
+    after its own first write, and so on; after each kill no key has two open versions,
+    and the end equals the uninterrupted load's."""
+    events_model(project)
+    load(project, BATCH_1, "r1")
+    schema_dir = schema_folder(project)
+    start = dict(tables_and_versions(schema_dir))
+    probe = lambda: tables_and_versions(schema_dir)  # noqa: E731
+    reference = StatementProbe("hist", probe).started()
+    load(project, BATCH_2, "r2", callbacks=[reference])
+    expected = events_state(project)
+    assert project.table("hist", SHOWN, ORDER) == AFTER_2
+    assert expected["pending"] == [(0,)]
+    writing = reference.writes()
+    assert len(writing) == 3, writing  # the events recorded, the MERGE, the events marked applied
+
+    for table, version in start.items():
+        project.sql(f"restore table {project.schema}.{table} to version as of {version}")
+    kills, repeat = [], None
+    for _ in range(2 * len(writing) + 1):
+        killer = StatementProbe("hist", probe, kill=True, repeat=repeat).started()
+        result = load(project, BATCH_2, "r2", expect_success=False, callbacks=[killer])
+        if result.success:
+            assert killer.writes() == []  # the load is complete: its rerun writes nothing
+            break
+        kills.append(len(killer.probes) - 1)
+        repeat = killer.killed_after
+        assert f"injected failure after statement {kills[-1]}" in dbt.failure_messages(result)
+        assert project.sql(f"select id from {project.schema}.hist where version_ended_at is null "
+                           "group by id having count(*) > 1") == [], kills
+    else:
+        raise AssertionError(f"the load never completed: killed after statements {kills}")
+    assert len(kills) >= len(writing)
+    assert events_state(project) == expected
+    assert project.table("hist", SHOWN, ORDER) == AFTER_2
+
+
+def test_renaming_a_column_is_refused_and_nothing_is_written(project):
+    events_model(project)
+    load(project, [(1, "a", 1, T[1], 0, "U")], "r1")
+    project.model("hist", f"""
+        {{{{ config({CONFIG}) }}}}
+        select id, name as title, tier, changed_at, seq, op from {{{{ target.schema }}}}.events
+        """)
+    project.write("models/schema.yml", "version: 2\nmodels:\n  - name: hist\n    columns:\n"
+                                       "      - name: title\n        meta: {former_names: [name]}\n")
+    with project.unchanged("hist", "hist__historize_events"):
+        assert ("historize: model hist: with input 'changes', a column cannot be renamed yet (name to title): the "
+                "events already applied hold its former name. Nothing was written") in refused(
+                    project, [(1, "b", 1, T[2], 0, "U")])

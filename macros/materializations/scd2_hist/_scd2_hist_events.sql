@@ -122,7 +122,8 @@
     deleted_when is a condition on it; no key and no sequence_by column is
     NULL; no two events have the same key and sequence with different images,
     in the select or against the events table `events` (none: it does not
-    exist yet). Returns how many events the select holds. -#}
+    exist yet). Returns how many of its events the events table does not hold
+    yet. -#}
 {% macro _scd2_hist_check_events(cfg, staged, events, columns) %}
   {%- set name = cfg.model_name -%}
   {%- if cfg.deleted_when -%}
@@ -177,8 +178,22 @@
         select
             count(*) as event_rows,
             count_if({{ any_null_key }}) as null_key_rows,
-            count_if({{ any_null_sequence }}) as null_sequence_rows
-        from batch
+            count_if({{ any_null_sequence }}) as null_sequence_rows,
+            count_if(not recorded) as unrecorded
+        from (
+            select
+                batch.*,
+                {%- if events is not none %}
+                exists (
+                    select 1
+                    from {{ events }} as seen
+                    where {{ historize._scd2_hist_same_event('seen', 'batch', identity) }}
+                ) as recorded
+                {%- else %}
+                false as recorded
+                {%- endif %}
+            from batch
+        ) as batch
     ) as counted
     cross join (
         select
@@ -203,7 +218,14 @@
         ~ (" or against the events already applied" if events is not none else "") ~ ", e.g. " ~ checked['conflict_examples']
         ~ "; the same event twice is one event, two events need two sequences. Nothing was written") }}
   {%- endif -%}
-  {{ return(checked['event_rows'] | int) }}
+  {{ return(checked['unrecorded'] | int) }}
+{% endmacro %}
+
+
+{#- The event `left` is the event `right`: the same key, sequence and image. -#}
+{% macro _scd2_hist_same_event(left, right, identity) %}
+  {{- return(historize._key_join(identity, left, right) ~ " and " ~ left ~ "._historize_deleted = " ~ right
+      ~ "._historize_deleted and " ~ left ~ "._historize_image = " ~ right ~ "._historize_image") -}}
 {% endmacro %}
 
 
@@ -222,13 +244,14 @@
 {% endmacro %}
 
 
-{#- Appends the select's events to the events table, pending. -#}
+{#- Appends the select's events that the events table does not hold yet,
+    pending (a rerun's are there already). -#}
 {% macro _scd2_hist_record_events_sql(cfg, staged, events, columns) %}
     insert into {{ events }} (
         {{ historize._column_list(cfg.unique_key + cfg.sequence_by) }},
         _historize_deleted, _historize_image, _historize_applied, load_run_id, recorded_at
     )
-    select
+    select distinct
         staged_events.*,
         false,
         {{ historize._string_literal(historize.load_run_id()) }},
@@ -236,6 +259,8 @@
     from (
         {{ historize._scd2_hist_staged_events_sql(cfg, staged, columns) | indent(4) }}
     ) as staged_events
+    left anti join {{ events }} as seen
+        on {{ historize._scd2_hist_same_event('seen', 'staged_events', cfg.unique_key + cfg.sequence_by) }}
 {% endmacro %}
 
 

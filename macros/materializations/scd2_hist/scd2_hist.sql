@@ -40,7 +40,7 @@
           ~ "applied hold its former name. Nothing was written") }}
     {%- endif -%}
     {%- set events_seen = events_found if events_found is not none else (former_events[0] if former_events else none) -%}
-    {%- set event_rows = historize._scd2_hist_check_events(cfg, staged_view, events_seen, columns) -%}
+    {%- set unrecorded = historize._scd2_hist_check_events(cfg, staged_view, events_seen, columns) -%}
     {%- if changes and (changes.changes_table or changes.plan.rehash) -%}
       {{ historize._sync_history_table(cfg, found, target_relation, changes, cfg.hash_column) }}
     {%- endif -%}
@@ -52,7 +52,7 @@
       {%- endcall -%}
       {%- do adapter.cache_added(events_relation) -%}
     {%- endif -%}
-    {%- if event_rows > 0 -%}
+    {%- if unrecorded > 0 -%}
       {%- call statement('record_events') -%}
         {{ historize._scd2_hist_record_events_sql(cfg, staged_view, events_relation, columns) }}
       {%- endcall -%}
