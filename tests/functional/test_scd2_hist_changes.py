@@ -251,3 +251,69 @@ def test_renaming_a_column_is_refused_and_nothing_is_written(project):
         assert ("historize: model hist: with input 'changes', a column cannot be renamed yet (name to title): the "
                 "events already applied hold its former name. Nothing was written") in refused(
                     project, [(1, "b", 1, T[2], 0, "U")])
+
+
+FEED_CONFIG = ("materialized='scd2_hist', unique_key='id', input='changes', "
+               "sequence_by=['_commit_timestamp', '_commit_version', '_change_order'], "
+               "deleted_when=\"_change_type = 'delete'\"")
+
+
+def commit_times(project, table: str) -> dict[int, dt.datetime]:
+    return {row["version"]: row["timestamp"] for row in project.history(table)}
+
+
+def test_a_delta_change_data_feed_builds_the_history_its_commits_mean(project):
+    customers = f"{project.schema}.customers"
+    project.sql(f"create table {customers} (id int, name string, tier int) using delta "
+                "tblproperties ('delta.enableChangeDataFeed' = 'true')")
+    project.sql(f"insert into {customers} values (1, 'a', 1), (2, 'b', 1), (3, 'c', 1)")  # version 1
+    project.write("models/sources.yml", f"version: 2\nsources:\n  - name: erp\n    schema: {project.schema}\n"
+                                        "    tables:\n      - name: customers\n")
+    project.model("hist", f"""
+        {{{{ config({FEED_CONFIG}) }}}}
+        select * from {{{{ historize.change_feed(source('erp', 'customers')) }}}}
+        """)
+    # the first load reads the table as it is, at its current version
+    project.run("run", variables={"load_run_id": "r1"})
+    project.sql(f"update {customers} set name = 'a2' where id = 1")  # version 2
+    project.sql(f"delete from {customers} where id = 2")  # version 3
+    project.sql(f"insert into {customers} values (4, 'd', 2)")  # version 4
+    project.run("run", variables={"load_run_id": "r2"})
+    project.sql(f"update {customers} set tier = 2 where id = 1")  # version 5
+    project.sql(f"insert into {customers} values (2, 'b', 1)")  # version 6: back
+    project.sql(f"update {customers} set tier = 2 where id = 1")  # version 7: changes nothing
+    project.run("run", variables={"load_run_id": "r3"})
+    rerun = project.run("run", variables={"load_run_id": "r3"})
+    assert load_reports(rerun)["hist"] == report(0, 0, 0, "versions, from events")
+
+    at = commit_times(project, "customers")
+    expected = [
+        (1, "a", 1, at[1], at[2], "changed"), (1, "a2", 1, at[2], at[5], "changed"), (1, "a2", 2, at[5], None, "changed"),
+        (2, "b", 1, at[1], at[3], "deleted"), (2, "b", 1, at[6], None, "new"),
+        (3, "c", 1, at[1], None, "new"),
+        (4, "d", 2, at[4], None, "new"),
+    ]
+    assert project.table("hist", "id, name, tier, version_started_at, version_ended_at, version_state", ORDER) == expected
+
+    # a key deleted while the feed is read as a snapshot is closed at the snapshot's version
+    project.sql(f"delete from {customers} where id = 3")  # version 8
+    project.run("run", variables={"load_run_id": "r4", "change_feed_snapshot": True})
+    at = commit_times(project, "customers")
+    assert project.table("hist", "id, version_started_at, version_ended_at, version_state",
+                         "id, version_started_at")[5] == (3, at[1], at[8], "deleted")
+
+
+def test_a_source_without_the_change_data_feed_is_refused(project):
+    project.sql(f"create table {project.schema}.customers (id int, name string) using delta")
+    project.write("models/sources.yml", f"version: 2\nsources:\n  - name: erp\n    schema: {project.schema}\n"
+                                        "    tables:\n      - name: customers\n")
+    project.model("hist", f"""
+        {{{{ config({FEED_CONFIG}) }}}}
+        select * from {{{{ historize.change_feed(source('erp', 'customers')) }}}}
+        """)
+    error = project.fail("run")
+    assert (f"historize: model hist: change_feed({project.schema}.customers): {project.schema}.customers does not have "
+            "the table property delta.enableChangeDataFeed = true; set it (alter table "
+            f"{project.schema}.customers set tblproperties ('delta.enableChangeDataFeed' = 'true')), then load the "
+            "table once as a snapshot: --vars '{change_feed_snapshot: true}'") in error
+    assert [row[1] for row in project.sql(f"show tables in {project.schema}") if not row[2]] == ["customers"]

@@ -118,7 +118,7 @@
 {% endmacro %}
 
 
-{#- Checks the events of the staged select before anything is written:
+{#- Caches the staged select `staged` and checks its events before anything is written:
     deleted_when is a condition on it; no key and no sequence_by column is
     NULL; no two events have the same key and sequence with different images,
     in the select or against the events table `events` (none: it does not
@@ -136,6 +136,9 @@
           ~ ") is not a condition on the select's columns: " ~ reason) }}
     {%- endif -%}
   {%- endif -%}
+  {#- The batch is read by the checks and the record: cached once (it may be a
+      change feed, whose read costs). -#}
+  {%- call statement('cache_events') -%}cache table {{ staged }}{%- endcall -%}
   {%- set keys, sequence = cfg.unique_key, cfg.sequence_by -%}
   {%- set identity = keys + sequence -%}
   {%- set any_null_key = historize._column_list(keys, suffix=' is null', separator=' or ') -%}
