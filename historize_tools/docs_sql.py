@@ -79,6 +79,21 @@ RENDERED = {
         "{{ historize._fivetran_history_checked_merge_sql(cfg, this, source, "
         "historize._fivetran_history_columns(cfg, columns), "
         "{'relation': this, 'version': 2, 'scope': none, 'rows': 5}) }}"),
+    # scd2_hist from change events: the one MERGE of an events load, by a run that read the
+    # table at version 12 with 4,000 rows
+    "scd2_hist-events-merge": Rendered(
+        "customer_hist",
+        "materialized='view', unique_key='customer_id', meta={'input': 'changes', 'sequence_by': ['changed_at'], "
+        "'deleted_when': \"op = 'D'\"}",
+        "[api.Column.create('customer_id', 'int'), api.Column.create('name', 'string'), "
+        "api.Column.create('tier', 'string'), api.Column.create('changed_at', 'timestamp'), "
+        "api.Column.create('op', 'string')]",
+        "{%- set cfg = historize._scd2_hist_config() -%}"
+        "{%- set load_columns = historize._scd2_hist_columns(cfg, columns) -%}"
+        "{{ historize._scd2_hist_events_merge_sql(cfg, this, historize._scd2_hist_events_relation(this), "
+        "load_columns.business, load_columns.attributes, "
+        "historize._unchanged_since({'relation': this, 'version': 12, 'scope': none, 'rows': 4000}, cfg, "
+        "refuse_older=false)) }}"),
 }
 
 

@@ -305,6 +305,25 @@ class StatementProbe:
         return [number for number in range(1, len(self.probes)) if self.probes[number] != self.probes[number - 1]]
 
 
+def kill_after_each_write(node: str, probe, writing: list[int], run: Callable, check: Callable) -> list[int]:
+    """Kills a load right after its first write, its rerun right after its own first write (a
+    write the run before was killed after, made again, is passed over), and so on, until a
+    rerun completes, which must write nothing. `run(callbacks)` runs the load, expecting it may
+    fail; `check(kills)` runs after each kill. Returns the statements killed after, a run each."""
+    kills, repeat = [], None
+    for _ in range(2 * len(writing) + 1):
+        killer = StatementProbe(node, probe, kill=True, repeat=repeat).started()
+        result = run([killer])
+        if result.success:
+            assert killer.writes() == []  # the load is complete: its rerun writes nothing
+            return kills
+        kills.append(len(killer.probes) - 1)
+        repeat = killer.killed_after
+        assert f"injected failure after statement {kills[-1]}" in dbt.failure_messages(result)
+        check(kills)
+    raise AssertionError(f"the load never completed: killed after statements {kills}")
+
+
 def tables_and_versions(schema_dir: Path) -> tuple:
     """The schema's tables (not session views, which have no folder) and the Delta
     version of each: its newest commit file. Read from the warehouse's folders

@@ -16,8 +16,10 @@ changed rows). After each case, every contender must hold the same history.
 Series: N (size), history depth (at N = --series-keys, and the deepest at
 --deep-keys, on which the invariant tests are then timed, whole and `since`),
 change rate, many small models in one run against as many snapshots (threads
-1 and 4), and fivetran_history and scd_type6 loads against hand-written
-equivalents. Each load's profile (every statement and its wall time, every
+1 and 4), fivetran_history and scd_type6 loads against hand-written
+equivalents, and `changes`: a load of --changed-keys changed keys as change events
+(scd2_hist with input='changes') on a history --changes-depth loads deep, against
+the same change as a snapshot load and dbt's snapshot, at each N of --changes-keys. Each load's profile (every statement and its wall time, every
 commit's Delta metrics) is kept. Writes JSON (--output) and a PNG chart beside it.
 
 Modules: `data` generates the inputs, `contenders` holds the hand-written jobs

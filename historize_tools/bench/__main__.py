@@ -11,8 +11,8 @@ from pathlib import Path
 from historize_tools import dbt_runner as dbt
 from historize_tools.bench import SCHEMA
 from historize_tools.bench import __doc__ as DESCRIPTION
-from historize_tools.bench.cases import (MEASURED_AT, Bench, Scd2Load, backfill_case, fivetran_case, invariant_tests_case,
-                                         scd2_case, small_models_case, type6_case)
+from historize_tools.bench.cases import (MEASURED_AT, Bench, Scd2Load, backfill_case, changes_case, fivetran_case,
+                                         invariant_tests_case, scd2_case, small_models_case, type6_case)
 from historize_tools.bench.contenders import BENCH_YML, MODELS, PROJECT_YML, SMALL_MODEL, SMALL_SNAPSHOT, SNAPSHOT
 from historize_tools.bench.report import chart, markdown_table, profile_table, summarize
 
@@ -21,7 +21,7 @@ def numbers(text: str, kind=float) -> list:
     return [kind(part) for part in text.split(",") if part]
 
 
-SERIES = ("size", "small_models", "fivetran", "scd_type6", "backfill", "rate", "depth", "deep")
+SERIES = ("size", "small_models", "fivetran", "scd_type6", "backfill", "rate", "depth", "deep", "changes")
 # The cases the targets are set on (docs/benchmark.md): a write-path change is measured with
 # these within a working session; the full run stays the reference.
 TARGET_SERIES, TARGET_RATES = "size,small_models,fivetran,scd_type6,rate", "0"
@@ -51,6 +51,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--type6-keys", type=int, default=100_000)
     parser.add_argument("--backfill-keys", type=int, default=100_000, help="N of the late-load case")
     parser.add_argument("--backfill-days", type=int, default=5, help="daily loads of the late-load case; the middle one comes late")
+    parser.add_argument("--changes-keys", default="100000,1000000",
+                        help="N of the changes series (a load of --changed-keys changed keys as events)")
+    parser.add_argument("--changed-keys", type=int, default=10_000)
+    parser.add_argument("--changes-depth", type=int, default=5)
     parser.add_argument("--repeat", type=int, default=5, help="repetitions up to 100,000 keys")
     parser.add_argument("--repeat-large", type=int, default=3, help="repetitions above 100,000 keys")
     parser.add_argument("--seed", type=int, default=7)
@@ -74,6 +78,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         args.deep_keys, args.deep_depth, args.small_models, args.small_keys = 1000, 2, 2, 100
         args.fivetran_versions, args.fivetran_events, args.type6_keys = 400, 100, 1000
         args.backfill_keys, args.backfill_days = 1000, 3
+        args.changes_keys, args.changed_keys, args.changes_depth = "1000", 100, 2
     if args.output is None:
         args.output = dbt.ROOT / "bench" / ("results/tmp/quick.json" if args.quick
                                             else "results/tmp/targets.json" if args.targets else "results.json")
@@ -140,6 +145,9 @@ def main(argv: list[str] | None = None) -> int:
         keep(scd2_case(bench, Scd2Load(args.deep_keys, depth=args.deep_depth, attributes=args.attributes,
                                        contenders=("scd2_hist", "pyspark_two_pass"))), "depth")
         keep(invariant_tests_case(bench, "scd2_hist", MEASURED_AT), "invariants")
+
+    for keys in numbers(args.changes_keys, int) if "changes" in series else []:
+        keep(changes_case(bench, keys, args.changed_keys, args.changes_depth, args.attributes), "changes")
 
     print("bench: summary " + json.dumps(summarize(results)), flush=True)
     chart(results, args.output.with_suffix(".png"))

@@ -1,6 +1,6 @@
 """The measured cases: an SCD2 load, many small models in one run, a Fivetran
-batch, a Type 6 load, a missed day loaded late, and the invariant tests on a
-deep history."""
+batch, a Type 6 load, a missed day loaded late, the invariant tests on a deep
+history, and a load of change events against the same change as snapshots."""
 from __future__ import annotations
 
 import statistics
@@ -13,7 +13,7 @@ from historize_tools import dbt_runner as dbt
 from historize_tools.bench import SCHEMA
 from historize_tools.bench.contenders import (SCD2_CONTENDERS, dbt_load, load_into, lower_bound, pyspark_fivetran,
                                               pyspark_type6)
-from historize_tools.bench.data import generate_fivetran, generate_type6, make_daily_snapshot, make_snapshot
+from historize_tools.bench.data import FATE, generate_fivetran, generate_type6, make_daily_snapshot, make_snapshot
 from historize_tools.bench.measure import (Contender, Profile, assert_same_history, delta_version, history_signature,
                                            query_signature, race, restore)
 
@@ -265,4 +265,45 @@ def type6_case(bench: Bench, keys: int) -> list[dict]:
     assert_same_history(["type6_bench", "type6_pyspark"], query_signature(session,
                         "select id, version, created_on, display_name, tier, score, region, current_flag, "
                         "effective_from, effective_to, change_reason from {table} order by id, version"), facts)
+    return results
+
+
+def changes_case(bench: Bench, keys: int, changed: int, depth: int, attributes: int) -> list[dict]:
+    """A load of `changed` changed keys onto a history of `keys` keys `depth` loads deep:
+    as change events (scd2_hist with input='changes', its history built from every
+    load's rows as events at that load's time, in one load), against the same change as
+    a snapshot load (scd2_hist) and dbt's snapshot. All three must hold the same history."""
+    session, project = bench.session, bench.project
+    load = Scd2Load(keys, depth=depth, changed=changed / keys, deleted=0.0, new=0.0, attributes=attributes,
+                    contenders=("scd2_hist", "dbt_snapshot"))
+    bases = build_history(bench, load)
+    for table in ("events_hist", "events_hist__historize_events"):
+        session.sql(f"drop table if exists {SCHEMA}.{table}")
+    session.sql(f"create or replace table {SCHEMA}.history_events using delta as " + " union all ".join(
+        f"select *, timestamp'2026-01-{version + 1:02d} 00:00:00' as changed_at from {SCHEMA}.history_{version}"
+        for version in range(depth)))
+    dbt_load(project, "events_hist", "history_events", MEASURED_AT)
+    events_tables = (f"{SCHEMA}.events_hist", f"{SCHEMA}.events_hist__historize_events")
+    events_bases = {table: delta_version(session, table) for table in events_tables}
+    make_snapshot(session, "measured", keys, attributes, bench.seed, base=depth - 1, changed=changed / keys)
+    session.sql(f"create or replace table {SCHEMA}.measured_events using delta as "
+                f"select *, timestamp'{MEASURED_AT}' as changed_at from {SCHEMA}.measured "
+                f"where {FATE.format(seed=bench.seed, base=depth - 1)} < {changed / keys}")
+    columns = [c for c in session.table(f"{SCHEMA}.measured").columns if c != "id"]
+
+    def restore_events() -> int:
+        for table, version in events_bases.items():
+            restore(session, table, version)
+        return events_bases[events_tables[0]]
+
+    racing = [Contender("scd2_hist_events", events_tables[0], reset=restore_events,
+                        load=lambda profile: dbt_load(project, "events_hist", "measured_events", MEASURED_AT, profile))]
+    racing += [Contender(name, f"{SCHEMA}.{name}", reset=lambda name=name: restore(session, f"{SCHEMA}.{name}", bases[name]),
+                         load=lambda profile, name=name: load_into(session, project, name, "measured", MEASURED_AT, columns,
+                                                                   profile))
+               for name in load.contenders]
+    case = {"keys": keys, "depth": depth, "changed_keys": changed}
+    results = race(session, racing, bench.repetitions(keys), **case)
+    assert_same_history(["scd2_hist", "events_hist", "dbt_snapshot"],
+                        lambda name: history_signature(session, name, columns), case)
     return results

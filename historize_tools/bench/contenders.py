@@ -162,6 +162,9 @@ MODELS = {
                      "select * from historize_bench.{{ var('snapshot') }}\n",
     "rebuilt_hist": "{{ config(materialized='scd2_hist', unique_key='id') }}\n"
                     "select * from historize_bench.{{ var('snapshot') }}\n",
+    # the same history from change events: each load's rows as events at its time
+    "events_hist": "{{ config(materialized='scd2_hist', unique_key='id', meta={'input': 'changes', "
+                   "'sequence_by': 'changed_at'}) }}\nselect * from historize_bench.{{ var('snapshot') }}\n",
     "fivetran_bench": "{{ config(materialized='fivetran_history', unique_key='id', meta={'unmodified_string': 'unmod'}) }}\n"
                       "select * from historize_bench.{{ var('snapshot') }}\n",
     "type6_bench": "{{ config(materialized='scd_type6', unique_key='id', meta={'type0_columns': ['created_on'], "

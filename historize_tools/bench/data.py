@@ -18,12 +18,16 @@ def attribute_columns(attributes: int, seed: int, version_expr: str) -> str:
     return ",\n".join(parts)
 
 
+# A key's fate in a snapshot made at version `base`: a hash of the key, so that every
+# contender sees the same data (make_snapshot; a change as events picks the same keys).
+FATE = "abs(xxhash64(id, {seed}, {base}, 'fate')) % 1000000 / 1000000.0"
+
+
 def make_snapshot(session, name: str, keys: int, attributes: int, seed: int, base: int = 0,
                   changed: float = 0.0, deleted: float = 0.0, new: float = 0.0) -> None:
     """A snapshot of N keys at version `base`, of which the given fractions are
-    deleted or changed (version base + 1), plus new keys. A key's fate is a hash
-    of the key, so every contender sees the same data."""
-    fate = f"abs(xxhash64(id, {seed}, {base}, 'fate')) % 1000000 / 1000000.0"
+    deleted or changed (version base + 1), plus new keys (FATE picks them)."""
+    fate = FATE.format(seed=seed, base=base)
     version = f"case when {fate} < {deleted + changed} then {base + 1} else {base} end"
     session.sql(f"""
         create or replace table {SCHEMA}.{name} using delta as

@@ -65,6 +65,16 @@ def summarize(results: list[dict]) -> dict:
             "statements_per_model": [mine["statements_per_model"], theirs["statements_per_model"]],
             "statement_seconds_per_model": [mine["statement_seconds_per_model"], theirs["statement_seconds_per_model"]],
         }
+    changes = [r for r in results if r.get("series") == "changes"]
+    if changes:
+        by_keys = sorted({r["keys"] for r in changes})
+        events = {k: seconds("scd2_hist_events", series="changes", keys=k) for k in by_keys}
+        summary["changes"] = {
+            "keys": by_keys,
+            "events_over_snapshot_load": [ratio(events[k], seconds("scd2_hist", series="changes", keys=k)) for k in by_keys],
+            "events_over_dbt_snapshot": [ratio(events[k], seconds("dbt_snapshot", series="changes", keys=k)) for k in by_keys],
+            "events_largest_over_smallest": ratio(events[by_keys[-1]], events[by_keys[0]]),
+        }
     invariants = [r for r in results if r.get("series") == "invariants"]
     if invariants:
         summary["invariant_tests_seconds"] = {r["scope"]: r["seconds"] for r in invariants}

@@ -203,6 +203,24 @@
 {%- endmacro %}
 
 
+{#- The when-clauses of a MERGE whose change set `chg` is of versions (each
+    matched on its key and start): `deleted` removes the version, `changed`
+    rewrites its `written` columns, `new` inserts it with `table_columns`.
+    (fivetran_history, and scd2_hist from change events.) -#}
+{% macro _write_versions_by_action(written, table_columns) %}
+    when matched and chg._historize_action = 'deleted' then delete
+    when matched and chg._historize_action = 'changed' then update set
+        {%- for name in written %}
+        {{ historize._quote(name) }} = chg.{{ historize._quote(name) }}{{ ',' if not loop.last }}
+        {%- endfor %}
+    when not matched and chg._historize_action = 'new' then insert (
+        {{ historize._column_list(table_columns) }}
+    ) values (
+        {{ historize._column_list(table_columns, 'chg') }}
+    )
+{%- endmacro %}
+
+
 {#- A load's writes: Delta's write from every task, and what the load did. -#}
 
 {#- On a partitioned table Delta's MERGE by default shuffles its output by the

@@ -24,13 +24,10 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass
 from decimal import Decimal
-from pathlib import Path
 
 import pytest
 
-from historize_tools import dbt_runner as dbt
-
-from conftest import StatementProbe, schema_folder, tables_and_versions
+from conftest import StatementProbe, kill_after_each_write, schema_folder, tables_and_versions
 
 T1, T2, T3 = (dt.datetime(2026, 1, d, 6) for d in (1, 2, 3))
 S1, S2, S3 = (dt.datetime(2026, 2, d) for d in (1, 2, 3))
@@ -181,19 +178,12 @@ def test_a_load_killed_after_any_statement_ends_correct_when_rerun(project, kind
 
     back_to_start(project, scenario, start)
     assert state(project, scenario, scenario.old) == before
-    kills, repeat = [], None
-    for _ in range(2 * len(writing) + 1):
-        killer = StatementProbe(scenario.new, probe, kill=True, repeat=repeat).started()
-        result = run_load(project, scenario, 3, callbacks=[killer], expect_success=False)
-        if result.success:
-            assert killer.writes() == []  # the load is complete: its rerun writes nothing
-            break
-        kills.append(len(killer.probes) - 1)
-        repeat = killer.killed_after
-        assert f"injected failure after statement {kills[-1]}" in dbt.failure_messages(result)
+
+    def no_key_open_twice(kills):
         assert open_versions_per_key(project, scenario) == [], kills
-    else:
-        raise AssertionError(f"the load never completed: killed after statements {kills}")
+
+    kills = kill_after_each_write(scenario.new, probe, writing, lambda callbacks: run_load(
+        project, scenario, 3, callbacks=callbacks, expect_success=False), no_key_open_twice)
     print(f"{kind}: killed after statement {', '.join(map(str, kills))} of each rerun")
     assert len(kills) >= len(writing)
     assert state(project, scenario, scenario.new) == expected

@@ -6,11 +6,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-import pytest
-
-from historize_tools import dbt_runner as dbt
-
-from conftest import StatementProbe, load_reports, report, schema_folder, tables_and_versions
+from conftest import StatementProbe, kill_after_each_write, load_reports, report, schema_folder, tables_and_versions
 
 EVENTS = "id int, name string, tier int, changed_at timestamp, seq int, op string"
 CONFIG = ("materialized='scd2_hist', unique_key='id', input='changes', sequence_by=['changed_at', 'seq'], "
@@ -132,59 +128,80 @@ def test_without_deleted_when_every_event_is_an_upsert_and_one_sequence_column_w
         (1, "a", "D", T[1], T[2], "changed"), (1, "b", "D", T[2], None, "changed")]
 
 
-@pytest.mark.parametrize("rows, message", [
+BAD_EVENTS = [  # rows of a batch after a first load of (5, z) at T1, and the error (model M)
     ([(1, "a", 1, T[1], 0, "U"), (None, "b", 1, T[1], 0, "U"), (None, "c", 1, T[2], 0, "U")],
-     "historize: model hist: unique_key (id) is NULL in 2 row(s) of the select; nothing was written"),
+     "historize: model M: unique_key (id) is NULL in 2 row(s) of the select; nothing was written"),
     ([(1, "a", 1, T[1], None, "U"), (2, "b", 1, None, 0, "U")],
-     "historize: model hist: sequence_by (changed_at, seq) is NULL in 2 row(s) of the select; nothing was written"),
+     "historize: model M: sequence_by (changed_at, seq) is NULL in 2 row(s) of the select; nothing was written"),
     ([(1, "a", 1, T[1], 0, "U"), (1, "b", 1, T[1], 0, "U"), (2, "c", 1, T[1], 0, "U"), (2, "c", 1, T[1], 0, "D")],
-     "historize: model hist: 2 event(s) of the same key and sequence (id, changed_at, seq) have different images, "
+     "historize: model M: 2 event(s) of the same key and sequence (id, changed_at, seq) have different images, "
      "in the select or against the events already applied, e.g. (1, 2026-01-01 06:00:00, 0); "
      "(2, 2026-01-01 06:00:00, 0); the same event twice is one event, two events need two sequences. "
      "Nothing was written"),
     # against an event applied before: key 5 at T1 was z
     ([(5, "other", 5, T[1], 0, "U")],
-     "historize: model hist: 1 event(s) of the same key and sequence (id, changed_at, seq) have different images, "
+     "historize: model M: 1 event(s) of the same key and sequence (id, changed_at, seq) have different images, "
      "in the select or against the events already applied, e.g. (5, 2026-01-01 06:00:00, 0); the same event twice "
      "is one event, two events need two sequences. Nothing was written"),
-])
-def test_bad_events_are_refused_and_nothing_is_written(project, rows, message):
-    events_model(project)
-    load(project, [(5, "z", 5, T[1], 0, "U")], "r1")
-    with project.unchanged("hist", "hist__historize_events"):
-        assert message in refused(project, rows)
+]
 
 
-@pytest.mark.parametrize("config, message", [
+def test_bad_events_are_refused_and_nothing_is_written(project):
+    """One model per bad batch, all refused in one run."""
+    for number in range(len(BAD_EVENTS)):
+        project.model(f"bad_{number}", f"""
+            {{{{ config({CONFIG}) }}}}
+            select * from {{{{ target.schema }}}}.events_{number}
+            """)
+        project.create_source(f"events_{number}", EVENTS, [(5, "z", 5, T[1], 0, "U")])
+    project.run("run", variables={"load_run_id": "r1"})
+    tables = [f"bad_{n}{suffix}" for n in range(len(BAD_EVENTS)) for suffix in ("", "__historize_events")]
+    for number, (rows, _) in enumerate(BAD_EVENTS):
+        project.create_source(f"events_{number}", EVENTS, rows)
+    with project.unchanged(*tables):
+        failures = project.failures("run", variables={"load_run_id": "bad"})
+    for number, (_, message) in enumerate(BAD_EVENTS):
+        assert message.replace("model M", f"model bad_{number}") in failures[f"bad_{number}"]
+
+
+BAD_OPTIONS = [  # a model's options, and the error (model M)
     ("input='changes'",
-     "historize: model hist: input 'changes' needs sequence_by: the timestamp column that orders a key's events, "
+     "historize: model M: input 'changes' needs sequence_by: the timestamp column that orders a key's events, "
      "then any columns that break its ties"),
     ("input='changes', sequence_by='changed'",
-     "historize: model hist: the select has no column changed (sequence_by); its columns are: id, name, tier, "
+     "historize: model M: the select has no column changed (sequence_by); its columns are: id, name, tier, "
      "changed_at, seq, op"),
     ("input='changes', sequence_by=['seq', 'changed_at']",
-     "historize: model hist: sequence_by's first column seq is int; it must be a timestamp, where versions begin and end"),
+     "historize: model M: sequence_by's first column seq is int; it must be a timestamp, where versions begin and end"),
     ("input='changes', sequence_by='changed_at', deleted_when=\"kind = 'D' or op = 'X'\"",
-     "historize: model hist: deleted_when (kind = 'D' or op = 'X') names kind, which the select has no column of; "
+     "historize: model M: deleted_when (kind = 'D' or op = 'X') names kind, which the select has no column of; "
      "its columns are: id, name, tier, changed_at, seq, op"),
     ("input='changes', sequence_by='changed_at', deleted_when=\"(op = 'D'\"",
-     "historize: model hist: deleted_when ((op = 'D') does not parse: a quote or a parenthesis is not closed"),
+     "historize: model M: deleted_when ((op = 'D') does not parse: a quote or a parenthesis is not closed"),
     ("input='changes', sequence_by='changed_at', deleted_when=\"op + 1\"",
-     "historize: model hist: deleted_when (op + 1) is not a condition on the select's columns: "
+     "historize: model M: deleted_when (op + 1) is not a condition on the select's columns: "
      "[DATATYPE_MISMATCH.DATA_DIFF_TYPES] Cannot resolve \"coalesce((op + 1), false)\" due to data type mismatch: "
      "Input to `coalesce` should all be the same type, but it's (\"DOUBLE\" or \"BOOLEAN\")."),
     # a syntax error is Spark's, raised by the check, which names what it checked
     ("input='changes', sequence_by='changed_at', deleted_when=\"op = = 'D'\"",
-     "explain select coalesce((op = = 'D'), false) and true as deleted_when from hist__historize_source"),
+     "explain select coalesce((op = = 'D'), false) and true as deleted_when from M__historize_source"),
     ("sequence_by='changed_at'",
-     "historize: model hist: sequence_by and deleted_when apply to input 'changes'; input is 'snapshot'"),
+     "historize: model M: sequence_by and deleted_when apply to input 'changes'; input is 'snapshot'"),
     ("input='changes', sequence_by='changed_at', out_of_order='reconcile'",
-     "historize: model hist: strategy and out_of_order apply to input 'snapshot'; input 'changes' writes one MERGE "
+     "historize: model M: strategy and out_of_order apply to input 'snapshot'; input 'changes' writes one MERGE "
      "and places late events itself"),
-])
-def test_options_that_name_no_column_or_do_not_parse_are_refused(project, config, message):
-    events_model(project, "materialized='scd2_hist', unique_key='id', " + config)
-    assert message in refused(project, [(1, "a", 1, T[1], 0, "U")])
+]
+
+
+def test_options_that_name_no_column_or_do_not_parse_are_refused(project):
+    """One model per bad option, all refused in one run, none of them writing a table."""
+    for number, (config, _) in enumerate(BAD_OPTIONS):
+        events_model(project, "materialized='scd2_hist', unique_key='id', " + config, name=f"bad_{number}")
+    project.create_source("events", EVENTS, [(1, "a", 1, T[1], 0, "U")])
+    failures = project.failures("run", variables={"load_timestamp": LOADED, "load_run_id": "bad"})
+    for number, (_, message) in enumerate(BAD_OPTIONS):
+        named = message.replace("model M:", f"model bad_{number}:").replace("from M__", f"from bad_{number}__")
+        assert named in failures[f"bad_{number}"]
     assert [row[1] for row in project.sql(f"show tables in {project.schema}") if not row[2]] == ["events"]
 
 
@@ -219,20 +236,13 @@ def test_an_events_load_killed_after_any_statement_ends_correct_when_rerun(proje
 
     for table, version in start.items():
         project.sql(f"restore table {project.schema}.{table} to version as of {version}")
-    kills, repeat = [], None
-    for _ in range(2 * len(writing) + 1):
-        killer = StatementProbe("hist", probe, kill=True, repeat=repeat).started()
-        result = load(project, BATCH_2, "r2", expect_success=False, callbacks=[killer])
-        if result.success:
-            assert killer.writes() == []  # the load is complete: its rerun writes nothing
-            break
-        kills.append(len(killer.probes) - 1)
-        repeat = killer.killed_after
-        assert f"injected failure after statement {kills[-1]}" in dbt.failure_messages(result)
+
+    def no_key_open_twice(kills):
         assert project.sql(f"select id from {project.schema}.hist where version_ended_at is null "
                            "group by id having count(*) > 1") == [], kills
-    else:
-        raise AssertionError(f"the load never completed: killed after statements {kills}")
+
+    kills = kill_after_each_write("hist", probe, writing, lambda callbacks: load(
+        project, BATCH_2, "r2", expect_success=False, callbacks=callbacks), no_key_open_twice)
     assert len(kills) >= len(writing)
     assert events_state(project) == expected
     assert project.table("hist", SHOWN, ORDER) == AFTER_2

@@ -35,5 +35,6 @@ def test_an_unknown_series_is_refused_by_name(capsys):
     with pytest.raises(SystemExit) as exited:
         parse_args(["--series", "size,deepest"])
     assert exited.value.code == 2
-    assert ("unknown series ['deepest']; known: size, small_models, fivetran, scd_type6, backfill, rate, depth, deep"
+    assert ("unknown series ['deepest']; known: size, small_models, fivetran, scd_type6, backfill, rate, depth, deep, "
+            "changes"
             in capsys.readouterr().err)

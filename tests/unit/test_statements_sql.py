@@ -94,3 +94,28 @@ def test_fivetran_history_merge_computes_its_change_set_and_writes_the_differenc
 def test_each_rendered_statement_parses_as_spark_sql(statements, name):
     parsed = sqlfluff.parse(statements[name], dialect="sparksql")
     assert "unparsable" not in str(parsed)
+
+
+def test_scd2_hist_events_merge_rebuilds_the_pending_keys_and_writes_the_difference(rendered, names):
+    sql = rendered["scd2_hist-events-merge"]
+    table, events = names.table("customer_hist"), names.table("customer_hist__historize_events")
+    assert sql.startswith(f"merge into {table} as hist using ( with pending_keys as ( select distinct `customer_id` "
+                          f"from {events} where not _historize_applied ), wanted as ( with key_events as ( "
+                          f"select events.* from {events} as events left semi join pending_keys")
+    # a key's last event at an instant decides its state there; the table's versions of those keys beside them
+    assert ("row_number() over ( partition by `customer_id`, `changed_at` order by `_historize_deleted` desc ) "
+            "as _historize_rank") in sql
+    assert "where not (_historize_state <=> _historize_state_before)" in sql
+    assert (f"existing as ( select hist.* from {table} as hist left semi join pending_keys "
+            "on hist.`customer_id` = pending_keys.`customer_id` )") in sql
+    # the attributes: not the sequence, not the column deleted_when reads
+    assert ("when not matched and chg._historize_action = 'new' then insert ( `customer_hist_key`, `customer_id`, "
+            "`name`, `tier`, `row_hash`, `version_started_at`, `version_ended_at`, `version_state`, `load_run_id`, "
+            "`loaded_at` ) values (") in sql
+    assert "wanted.`version_started_at` is null then 'deleted'" in sql
+    assert ("on hist.`customer_id` = chg.`_historize_key_0` and hist.`version_started_at` = chg._historize_started_at "
+            "when matched and chg._historize_action = 'deleted' then delete") in sql
+    # the guard: every row of the table (a late event may rewrite any version)
+    assert ("(count(*) = 4000 and coalesce(max(_metadata.row_commit_version), -1) <= 12) or raise_error('historize: "
+            f"model customer_hist: {table} was written by another run after version 12") in sql
+    assert sql.count("merge into") == 1

@@ -361,14 +361,5 @@
     {{ historize._guarded_merge_into(history, 'historize_changes', historize._unchanged_since(read, cfg), with_sql) }}
     on {{ historize._key_join(cfg.unique_key, 'hist', 'chg') }}
         and hist.{{ historize._quote(cfg.valid_from) }} = chg.{{ historize._quote(cfg.valid_from) }}
-    when matched and chg._historize_action = 'deleted' then delete
-    when matched and chg._historize_action = 'changed' then update set
-        {%- for name in written %}
-        {{ historize._quote(name) }} = chg.{{ historize._quote(name) }}{{ ',' if not loop.last }}
-        {%- endfor %}
-    when not matched and chg._historize_action = 'new' then insert (
-        {{ historize._column_list(table_columns) }}
-    ) values (
-        {{ historize._column_list(table_columns, 'chg') }}
-    )
+    {{ historize._write_versions_by_action(written, table_columns) }}
 {% endmacro %}

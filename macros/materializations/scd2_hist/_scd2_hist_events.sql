@@ -285,7 +285,8 @@
 
 {#- The versions the events table's events give their keys, as the history
     table's rows (its columns, in order), written by this run: of every key,
-    or (`pending_only`) of the keys with pending events. Steps:
+    or of the keys in the relation `keys_of` (the keys with pending events).
+    Steps:
       key_events        the events of those keys
       distinct_events   the same event twice is one event
       at_instant        each key's last event at each instant, by the later
@@ -294,7 +295,7 @@
                         or no version (NULL) after a delete
       state_changes     the instants where the state differs from the one before
       versions          each state change to an image, until the next change -#}
-{% macro _scd2_hist_versions_sql(cfg, events, business_columns, attributes, pending_only) %}
+{% macro _scd2_hist_versions_sql(cfg, events, business_columns, attributes, keys_of=none) %}
   {%- set keys, q = cfg.unique_key, historize._quote -%}
   {%- set at = q(cfg.sequence_by[0]) -%}
   {%- set by_key = 'partition by ' ~ historize._column_list(keys) ~ ' order by _historize_at' -%}
@@ -303,13 +304,9 @@
     with key_events as (
         select events.*
         from {{ events }} as events
-        {%- if pending_only %}
-        left semi join (
-            select distinct {{ historize._column_list(keys) }}
-            from {{ events }}
-            where not _historize_applied
-        ) as pending
-            on {{ historize._key_join(keys, 'events', 'pending') }}
+        {%- if keys_of %}
+        left semi join {{ keys_of }}
+            on {{ historize._key_join(keys, 'events', keys_of) }}
         {%- endif %}
     ),
 
@@ -402,7 +399,7 @@
 
 
 {#- The load's one MERGE: the versions of the keys with pending events
-    (`wanted`) against the table's versions of those keys (`existing`), by
+    (`pending_keys`, `wanted`) against the table's versions of those keys (`existing`), by
     key and start; `historize_changes` holds the difference: a version to
     insert (new), to rewrite (changed: another end, state or image) or to
     remove (deleted: a late event moved where it begins, or merged it into
@@ -412,19 +409,21 @@
   {%- set table_columns = historize._scd2_hist_table_columns(cfg, business_columns) -%}
   {%- set compared = [cfg.hash_column, cfg.valid_to, cfg.state] -%}
   {%- set with_sql -%}
-        with wanted as (
-            {{ historize._scd2_hist_versions_sql(cfg, events, business_columns, attributes, pending_only=true) | indent(8) }}
+        with pending_keys as (
+            select distinct {{ historize._column_list(keys) }}
+            from {{ events }}
+            where not _historize_applied
+        ),
+
+        wanted as (
+            {{ historize._scd2_hist_versions_sql(cfg, events, business_columns, attributes, keys_of='pending_keys') | indent(8) }}
         ),
 
         existing as (
             select hist.*
             from {{ history }} as hist
-            left semi join (
-                select distinct {{ historize._column_list(keys) }}
-                from {{ events }}
-                where not _historize_applied
-            ) as pending
-                on {{ historize._key_join(keys, 'hist', 'pending') }}
+            left semi join pending_keys
+                on {{ historize._key_join(keys, 'hist', 'pending_keys') }}
         ),
 
         historize_changes as (
@@ -457,14 +456,5 @@
     on {% for name in keys -%}
         {{ q(name, 'hist') }} = chg.{{ q('_historize_key_' ~ loop.index0) }} and {% endfor -%}
         {{ q(cfg.valid_from, 'hist') }} = chg._historize_started_at
-    when matched and chg._historize_action = 'deleted' then delete
-    when matched and chg._historize_action = 'changed' then update set
-        {%- for name in table_columns %}
-        {{ q(name) }} = chg.{{ q(name) }}{{ ',' if not loop.last }}
-        {%- endfor %}
-    when not matched and chg._historize_action = 'new' then insert (
-        {{ historize._column_list(table_columns) }}
-    ) values (
-        {{ historize._column_list(table_columns, 'chg') }}
-    )
+    {{ historize._write_versions_by_action(table_columns, table_columns) }}
 {% endmacro %}

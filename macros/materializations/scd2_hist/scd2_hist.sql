@@ -62,8 +62,8 @@
       {#- The first load creates the table with the versions of every event remembered. -#}
       {%- call statement('main') -%}
         {{ historize._create_history_table_sql(target_relation, historize._history_properties(cfg),
-            select_sql=historize._scd2_hist_versions_sql(cfg, events_relation, columns.business, columns.attributes,
-              pending_only=false), partition_by=cfg.partition_by) }}
+            select_sql=historize._scd2_hist_versions_sql(cfg, events_relation, columns.business, columns.attributes),
+            partition_by=cfg.partition_by) }}
       {%- endcall -%}
       {%- do adapter.cache_added(target_relation) -%}
       {%- set created = run_query("select count(*) as versions from " ~ target_relation).rows[0]["versions"] | int -%}
