@@ -21,22 +21,10 @@ def summarize(results: list[dict]) -> dict:
         return bool(ra and rb and ra[0]["seconds_min"] <= rb[0]["seconds_max"] and rb[0]["seconds_min"] <= ra[0]["seconds_max"])
 
     size = [r for r in results if r.get("series") == "size"]
-    if not size:
-        return {}
-    n = max(r["keys"] for r in size)
-    main_case = {"series": "size", "keys": n}
-    hist = seconds("scd2_hist", **main_case)
-    summary = {
-        "keys": n,
-        "scd2_hist_over_snapshot_by_keys": {r["keys"]: ratio(seconds("scd2_hist", series="size", keys=r["keys"]),
-                                                           seconds("dbt_snapshot", series="size", keys=r["keys"]))
-                                            for r in size if r["contender"] == "scd2_hist"},
-        "scd2_hist_and_snapshot_within_noise_by_keys": {
-            r["keys"]: within_noise("scd2_hist", "dbt_snapshot", series="size", keys=r["keys"])
-            for r in size if r["contender"] == "scd2_hist"},
-        "scd2_hist_over_pyspark": ratio(hist, seconds("pyspark_two_pass", **main_case)),
-        "scd2_hist_over_lower_bound": ratio(hist, seconds("lower_bound", **main_case)),
-    }
+    summary = {}
+    if size:
+        summary.update(size_summary(size, seconds, ratio, within_noise))
+    n = summary.get("keys")
     depth = [r for r in results if r.get("series") == "depth" and r["contender"] == "scd2_hist"]
     for keys in sorted({r["keys"] for r in depth}):
         rows = sorted((r["depth"], r["seconds_median"], r["rows_written"]) for r in depth if r["keys"] == keys)
@@ -79,6 +67,24 @@ def summarize(results: list[dict]) -> dict:
     if invariants:
         summary["invariant_tests_seconds"] = {r["scope"]: r["seconds"] for r in invariants}
     return summary
+
+
+def size_summary(size: list[dict], seconds, ratio, within_noise) -> dict:
+    """The size series' ratios: scd2_hist over the snapshot at each N, over PySpark and the lower bound at the largest."""
+    n = max(r["keys"] for r in size)
+    main_case = {"series": "size", "keys": n}
+    hist = seconds("scd2_hist", **main_case)
+    return {
+        "keys": n,
+        "scd2_hist_over_snapshot_by_keys": {r["keys"]: ratio(seconds("scd2_hist", series="size", keys=r["keys"]),
+                                                           seconds("dbt_snapshot", series="size", keys=r["keys"]))
+                                            for r in size if r["contender"] == "scd2_hist"},
+        "scd2_hist_and_snapshot_within_noise_by_keys": {
+            r["keys"]: within_noise("scd2_hist", "dbt_snapshot", series="size", keys=r["keys"])
+            for r in size if r["contender"] == "scd2_hist"},
+        "scd2_hist_over_pyspark": ratio(hist, seconds("pyspark_two_pass", **main_case)),
+        "scd2_hist_over_lower_bound": ratio(hist, seconds("lower_bound", **main_case)),
+    }
 
 
 def profile_table(results: list[dict], keys: int) -> str:
