@@ -6,6 +6,10 @@ from __future__ import annotations
 
 import datetime as dt
 
+import pytest
+
+from historize_tools import dbt_runner as dbt
+
 from conftest import StatementProbe, kill_after_each_write, load_reports, report, schema_folder, tables_and_versions
 
 EVENTS = "id int, name string, tier int, changed_at timestamp, seq int, op string"
@@ -216,20 +220,38 @@ def events_state(project) -> dict:
     }
 
 
-def test_an_events_load_killed_after_any_statement_ends_correct_when_rerun(project):
+# A batch after every event of BATCH_1: its keys' histories continue from their open versions.
+IN_ORDER = [
+    (1, "d", 1, T[6], 0, "U"),
+    (2, None, None, T[6], 0, "D"),
+    (3, None, 3, T[6], 0, "U"),  # equal to the open version: nothing
+    (5, "e", 5, T[7], 0, "U"),
+]
+AFTER_IN_ORDER = sorted(AFTER_1[:1] + [(1, "b", 1, T[3], T[6], "changed", "r2"), (1, "d", 1, T[6], None, "changed", "r2"),
+                                       AFTER_1[2], (2, "y", 2, T[5], T[6], "deleted", "r2")]
+                        + AFTER_1[4:] + [(5, "e", 5, T[7], None, "new", "r2")], key=lambda row: (row[0], row[3]))
+
+
+@pytest.mark.parametrize("batch, after", [(BATCH_2, AFTER_2), (IN_ORDER, AFTER_IN_ORDER)], ids=["late", "in order"])
+def test_an_events_load_killed_after_any_statement_ends_correct_when_rerun(project, batch, after):
     """As tests/functional/test_kill_and_rerun.py does for snapshots: the load runs once
     uninterrupted, then from the same start it is killed after its first write, its rerun
     after its own first write, and so on; after each kill no key has two open versions,
-    and the end equals the uninterrupted load's."""
+    and the end equals the uninterrupted load's. A batch with a late event rebuilds its
+    keys; one in order continues their open versions (and its reruns, finding its events
+    pending, rebuild them)."""
     events_model(project)
     load(project, BATCH_1, "r1")
     schema_dir = schema_folder(project)
     start = dict(tables_and_versions(schema_dir))
     probe = lambda: tables_and_versions(schema_dir)  # noqa: E731
     reference = StatementProbe("hist", probe).started()
-    load(project, BATCH_2, "r2", callbacks=[reference])
+    recorder = dbt.EventRecorder()
+    load(project, batch, "r2", callbacks=[reference, recorder])
+    continued = [sql for _, sql in recorder.statements if "merge into" in sql and "as open_versions" in sql]
+    assert len(continued) == (1 if batch is IN_ORDER else 0)
     expected = events_state(project)
-    assert project.table("hist", SHOWN, ORDER) == AFTER_2
+    assert project.table("hist", SHOWN, ORDER) == after
     assert expected["pending"] == [(0,)]
     writing = reference.writes()
     assert len(writing) == 3, writing  # the events recorded, the MERGE, the events marked applied
@@ -242,10 +264,10 @@ def test_an_events_load_killed_after_any_statement_ends_correct_when_rerun(proje
                            "group by id having count(*) > 1") == [], kills
 
     kills = kill_after_each_write("hist", probe, writing, lambda callbacks: load(
-        project, BATCH_2, "r2", expect_success=False, callbacks=callbacks), no_key_open_twice)
+        project, batch, "r2", expect_success=False, callbacks=callbacks), no_key_open_twice)
     assert len(kills) >= len(writing)
     assert events_state(project) == expected
-    assert project.table("hist", SHOWN, ORDER) == AFTER_2
+    assert project.table("hist", SHOWN, ORDER) == after
 
 
 def test_renaming_a_column_is_refused_and_nothing_is_written(project):

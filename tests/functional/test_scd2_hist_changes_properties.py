@@ -8,12 +8,14 @@ instants and one key has several events at one (its ties broken by `tie`, the
 second entry of sequence_by): upserts with NULL attributes, values that come back,
 deletes (of absent keys too), and the same event twice. Every run checks
 PROPERTY_SEQUENCES random streams (200 by default) at once, each as its own group
-of keys in one table per order: the batches in reverse and in a random order. More on demand:
+of keys in one table per order: the batches in order, in reverse and in a random order. More on demand:
 HISTORIZE_PROPERTY_SEQUENCES=10000 ./scripts/test.sh -k properties"""
 from __future__ import annotations
 
 import datetime as dt
 import random
+
+from historize_tools import dbt_runner as dbt
 
 from conftest import PROPERTY_SEED, check_sequences, differing_groups, grouped_key
 from reference import hash_key, versions_from_events
@@ -22,7 +24,7 @@ TEXT = [None, "", "x", "y"]
 NUMBERS = [None, 0, 1]
 INSTANTS = [dt.datetime(2026, 3, 1, 6) + dt.timedelta(hours=6 * n) for n in range(5)]
 BATCHES = 3
-ORDERS = 2
+ORDERS = 3
 INVARIANTS = ("one_open_version", "no_overlapping_versions", "no_gaps", "open_version_unbounded")
 CONFIG = ("materialized='scd2_hist', unique_key='id', input='changes', sequence_by=['changed_at', 'tie'], "
           "deleted_when='deleted'")
@@ -54,8 +56,11 @@ def reductions(stream: list[tuple]):
 
 
 def orders() -> list[list[int]]:
+    """In order, in reverse, then at random. The first table is given the streams cut by
+    time (batch 0 their earliest instants): each batch then comes after every event
+    applied before it, the way a day's change feed does; the others are cut at random."""
     rng = random.Random(PROPERTY_SEED)
-    found = [list(reversed(range(BATCHES)))]
+    found = [list(range(BATCHES)), list(reversed(range(BATCHES)))]
     while len(found) < ORDERS:
         found.append(rng.sample(range(BATCHES), BATCHES))
     return found
@@ -68,28 +73,35 @@ def test_batches_in_any_order_give_the_history_of_all_events_in_sequence_order(p
 def load_all(project, streams: list[list[tuple]]) -> set[int]:
     """Loads stream g as group g, its batches in each order into a table of its own;
     returns the groups that differ from the model of the rules."""
-    rows = [(batch, grouped_key(g, key), INSTANTS[at], tie, deleted, a, b)
+    rows = [(batch, at * BATCHES // len(INSTANTS), grouped_key(g, key), INSTANTS[at], tie, deleted, a, b)
             for g, stream in enumerate(streams) for key, at, tie, deleted, a, b, batch in stream]
-    project.create_source("events", "batch int, id int, changed_at timestamp, tie int, deleted boolean, a string, b int",
-                          rows)
+    project.create_source("events", "batch int, time_batch int, id int, changed_at timestamp, tie int, deleted boolean, "
+                          "a string, b int", rows)
     tests = "".join(f"\n      - historize.{test}" for test in INVARIANTS)
     models = []
     for number in range(ORDERS):
         name = f"hist_{number}"
         for table in (name, f"{name}__historize_events"):
             project.sql(f"drop table if exists {project.schema}.{table}")
+        cut = "time_batch" if number == 0 else "batch"
         project.model(name, f"{{{{ config({CONFIG}) }}}} select id, changed_at, tie, deleted, a, b "
-                            "from {{ target.schema }}.events where batch = {{ var('batch', -1) }}")
+                            f"from {{{{ target.schema }}}}.events where {cut} = {{{{ var('batch', -1) }}}}")
         models.append(f"  - name: {name}\n    data_tests:{tests}")
     project.write("models/hist.yml", "version: 2\nmodels:\n" + "\n".join(models) + "\n")
 
-    events = [((key,), at, tie, deleted, {"a": a, "b": b}) for _, key, at, tie, deleted, a, b in rows]
+    events = [((key,), at, tie, deleted, {"a": a, "b": b}) for _, _, key, at, tie, deleted, a, b in rows]
     expected = [(v.key[0], hash_key([v.key[0], v.started_at]), v.attributes["a"], v.attributes["b"], v.started_at,
                  v.ended_at, v.state) for v in versions_from_events(events)]
     differing = set()
     for table, order in enumerate(orders()):
+        recorder = dbt.EventRecorder()
         for batch in order:
-            project.run("build", "-s", f"hist_{table}", variables={"batch": batch, "load_run_id": f"b{batch}"})
+            project.run("build", "-s", f"hist_{table}", variables={"batch": batch, "load_run_id": f"b{batch}"},
+                        callbacks=[recorder])
+        if table == 0:
+            # in order, every batch after the first continues the open versions (one MERGE each)
+            continued = [sql for _, sql in recorder.statements if "merge into" in sql and "as open_versions" in sql]
+            assert len(continued) == max(len({row[1] for row in rows}) - 1, 0), len(continued)
         actual = project.table(f"hist_{table}", f"id, hist_{table}_key, a, b, version_started_at, version_ended_at, "
                                                 "version_state")
         differing |= differing_groups(actual, expected)

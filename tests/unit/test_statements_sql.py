@@ -101,7 +101,9 @@ def test_scd2_hist_events_merge_rebuilds_the_pending_keys_and_writes_the_differe
     table, events = names.table("customer_hist"), names.table("customer_hist__historize_events")
     assert sql.startswith(f"merge into {table} as hist using ( with pending_keys as ( select distinct `customer_id` "
                           f"from {events} where not _historize_applied ), wanted as ( with key_events as ( "
-                          f"select events.* from {events} as events left semi join pending_keys")
+                          "select events.`customer_id`, events.`changed_at`, events._historize_deleted, "
+                          "events._historize_image, cast(null as string) as _historize_began "
+                          f"from {events} as events left semi join pending_keys")
     # a key's last event at an instant decides its state there; the table's versions of those keys beside them
     assert ("row_number() over ( partition by `customer_id`, `changed_at` order by `_historize_deleted` desc ) "
             "as _historize_rank") in sql

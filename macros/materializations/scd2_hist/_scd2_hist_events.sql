@@ -122,8 +122,12 @@
     deleted_when is a condition on it; no key and no sequence_by column is
     NULL; no two events have the same key and sequence with different images,
     in the select or against the events table `events` (none: it does not
-    exist yet). Returns how many of its events the events table does not hold
-    yet. -#}
+    exist yet). An event can only repeat or contradict one at its own instant,
+    so the events table is read from the batch's first instant on (Delta skips
+    the files before it). Returns {'unrecorded': how many of its events the
+    events table does not hold yet, 'since': the batch's first instant as SQL,
+    'in_order': whether the batch comes after every event recorded, none of
+    them pending}. -#}
 {% macro _scd2_hist_check_events(cfg, staged, events, columns) %}
   {%- set name = cfg.model_name -%}
   {%- if cfg.deleted_when -%}
@@ -141,6 +145,20 @@
   {%- call statement('cache_events') -%}cache table {{ staged }}{%- endcall -%}
   {%- set keys, sequence = cfg.unique_key, cfg.sequence_by -%}
   {%- set identity = keys + sequence -%}
+  {%- set at = historize._quote(sequence[0]) -%}
+  {%- set order_query -%}
+    select
+        cast(min({{ at }}) as string) as first_event,
+        {%- if events is not none %}
+        coalesce(min({{ at }}) > (select max({{ at }}) from {{ events }}), true)
+            and (select count(*) from {{ events }} where not _historize_applied) = 0 as in_order
+        {%- else %}
+        true as in_order
+        {%- endif %}
+    from {{ staged }}
+  {%- endset -%}
+  {%- set order = run_query(order_query).rows[0] -%}
+  {%- set since = "timestamp'" ~ order['first_event'] ~ "'" if order['first_event'] is not none else none -%}
   {%- set any_null_key = historize._column_list(keys, suffix=' is null', separator=' or ') -%}
   {%- set any_null_sequence = historize._column_list(sequence, suffix=' is null', separator=' or ') -%}
   {%- set texts = [] -%}
@@ -163,6 +181,9 @@
         from {{ events }} as seen
         left semi join batch
             on {{ historize._key_join(identity, 'seen', 'batch') }}
+        {%- if since %}
+        where seen.{{ at }} >= {{ since }}
+        {%- endif %}
         {%- endif %}
     ),
 
@@ -191,6 +212,9 @@
                     select 1
                     from {{ events }} as seen
                     where {{ historize._scd2_hist_same_event('seen', 'batch', identity) }}
+                        {%- if since %}
+                        and seen.{{ at }} >= {{ since }}
+                        {%- endif %}
                 ) as recorded
                 {%- else %}
                 false as recorded
@@ -221,7 +245,7 @@
         ~ (" or against the events already applied" if events is not none else "") ~ ", e.g. " ~ checked['conflict_examples']
         ~ "; the same event twice is one event, two events need two sequences. Nothing was written") }}
   {%- endif -%}
-  {{ return(checked['unrecorded'] | int) }}
+  {{ return({'unrecorded': checked['unrecorded'] | int, 'since': since, 'in_order': order['in_order']}) }}
 {% endmacro %}
 
 
@@ -248,8 +272,9 @@
 
 
 {#- Appends the select's events that the events table does not hold yet,
-    pending (a rerun's are there already). -#}
-{% macro _scd2_hist_record_events_sql(cfg, staged, events, columns) %}
+    pending (a rerun's are there already); `since`, the batch's first instant,
+    bounds what of the events table it reads. -#}
+{% macro _scd2_hist_record_events_sql(cfg, staged, events, columns, since) %}
     insert into {{ events }} (
         {{ historize._column_list(cfg.unique_key + cfg.sequence_by) }},
         _historize_deleted, _historize_image, _historize_applied, load_run_id, recorded_at
@@ -262,7 +287,11 @@
     from (
         {{ historize._scd2_hist_staged_events_sql(cfg, staged, columns) | indent(4) }}
     ) as staged_events
-    left anti join {{ events }} as seen
+    left anti join (
+        select *
+        from {{ events }}
+        where {{ historize._quote(cfg.sequence_by[0]) }} >= {{ since }}
+    ) as seen
         on {{ historize._scd2_hist_same_event('seen', 'staged_events', cfg.unique_key + cfg.sequence_by) }}
 {% endmacro %}
 
@@ -286,6 +315,10 @@
 {#- The versions the events table's events give their keys, as the history
     table's rows (its columns, in order), written by this run: of every key,
     or of the keys in the relation `keys_of` (the keys with pending events).
+    With `continued_from` (the history table), the pending events come after
+    every event applied: a key's history then continues from its open version,
+    which stands for the events before them (its start, its image and how it
+    began), and the table's other events and versions are not read.
     Steps:
       key_events        the events of those keys
       distinct_events   the same event twice is one event
@@ -295,16 +328,36 @@
                         or no version (NULL) after a delete
       state_changes     the instants where the state differs from the one before
       versions          each state change to an image, until the next change -#}
-{% macro _scd2_hist_versions_sql(cfg, events, business_columns, attributes, keys_of=none) %}
+{% macro _scd2_hist_versions_sql(cfg, events, business_columns, attributes, keys_of=none, continued_from=none) %}
   {%- set keys, q = cfg.unique_key, historize._quote -%}
   {%- set at = q(cfg.sequence_by[0]) -%}
   {%- set by_key = 'partition by ' ~ historize._column_list(keys) ~ ' order by _historize_at' -%}
   {%- set schema = [] -%}
   {%- for column in attributes -%}{%- do schema.append(q(column.name | lower) ~ ' ' ~ column.data_type) -%}{%- endfor -%}
     with key_events as (
-        select events.*
+        select
+            {{ historize._column_list(keys + cfg.sequence_by, 'events', lines=true) }},
+            events._historize_deleted,
+            events._historize_image,
+            cast(null as string) as _historize_began
         from {{ events }} as events
-        {%- if keys_of %}
+        {%- if continued_from %}
+        where not events._historize_applied
+        union all
+        select
+            {{ historize._column_list(keys, 'open_versions', lines=true) }},
+            open_versions.{{ q(cfg.valid_from) }},
+            {%- for name in cfg.sequence_by[1:] %}
+            null,
+            {%- endfor %}
+            false,
+            {{ historize._scd2_hist_event_image(attributes, 'open_versions') }},
+            open_versions.{{ q(cfg.state) }}
+        from {{ continued_from }} as open_versions
+        left semi join {{ keys_of }}
+            on {{ historize._key_join(keys, 'open_versions', keys_of) }}
+        where open_versions.{{ q(cfg.valid_to) }} is null
+        {%- elif keys_of %}
         left semi join {{ keys_of }}
             on {{ historize._key_join(keys, 'events', keys_of) }}
         {%- endif %}
@@ -314,7 +367,8 @@
         select distinct
             {{ historize._column_list(keys + cfg.sequence_by, lines=true) }},
             _historize_deleted,
-            _historize_image
+            _historize_image,
+            _historize_began
         from key_events
     ),
 
@@ -324,6 +378,7 @@
             {{ at }} as _historize_at,
             _historize_deleted,
             _historize_image,
+            _historize_began,
             row_number() over (
                 partition by {{ historize._column_list(keys) }}, {{ at }}
                 order by {{ historize._column_list(cfg.sequence_by[1:] + ['_historize_deleted'], suffix=' desc') }}
@@ -335,6 +390,7 @@
         select
             {{ historize._column_list(keys, 'parsed', lines=true) }},
             parsed._historize_at,
+            parsed._historize_began,
             {%- for column in attributes %}
             parsed._historize_parsed.{{ q(column.name | lower) }} as {{ q(column.name) }},
             {%- endfor %}
@@ -387,7 +443,8 @@
         versions._historize_ended_at as {{ q(cfg.valid_to) }},
         case
             when versions._historize_ended_at is null
-                then case when versions._historize_state_before is null then 'new' else 'changed' end
+                then coalesce(versions._historize_began,
+                    case when versions._historize_state_before is null then 'new' else 'changed' end)
             when versions._historize_state_after is null then 'deleted'
             else 'changed'
         end as {{ q(cfg.state) }},
@@ -403,8 +460,11 @@
     key and start; `historize_changes` holds the difference: a version to
     insert (new), to rewrite (changed: another end, state or image) or to
     remove (deleted: a late event moved where it begins, or merged it into
-    the version before). Guarded by `guard` (_unchanged_since). -#}
-{% macro _scd2_hist_events_merge_sql(cfg, history, events, business_columns, attributes, guard) %}
+    the version before). Guarded by `guard` (_unchanged_since). With
+    `continued` (every pending event after every event applied), the keys'
+    histories continue from their open versions: only those are read and
+    written, in the open partition. -#}
+{% macro _scd2_hist_events_merge_sql(cfg, history, events, business_columns, attributes, guard, continued=false) %}
   {%- set keys, q = cfg.unique_key, historize._quote -%}
   {%- set table_columns = historize._scd2_hist_table_columns(cfg, business_columns) -%}
   {%- set compared = [cfg.hash_column, cfg.valid_to, cfg.state] -%}
@@ -416,7 +476,8 @@
         ),
 
         wanted as (
-            {{ historize._scd2_hist_versions_sql(cfg, events, business_columns, attributes, keys_of='pending_keys') | indent(8) }}
+            {{ historize._scd2_hist_versions_sql(cfg, events, business_columns, attributes, keys_of='pending_keys',
+                continued_from=history if continued else none) | indent(8) }}
         ),
 
         existing as (
@@ -424,6 +485,9 @@
             from {{ history }} as hist
             left semi join pending_keys
                 on {{ historize._key_join(keys, 'hist', 'pending_keys') }}
+            {%- if continued %}
+            where hist.{{ q(cfg.valid_to) }} is null
+            {%- endif %}
         ),
 
         historize_changes as (
@@ -456,5 +520,8 @@
     on {% for name in keys -%}
         {{ q(name, 'hist') }} = chg.{{ q('_historize_key_' ~ loop.index0) }} and {% endfor -%}
         {{ q(cfg.valid_from, 'hist') }} = chg._historize_started_at
+        {%- if continued %}
+        and {{ q(cfg.valid_to, 'hist') }} is null
+        {%- endif %}
     {{ historize._write_versions_by_action(table_columns, table_columns) }}
 {% endmacro %}

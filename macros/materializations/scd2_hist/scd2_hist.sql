@@ -40,7 +40,7 @@
           ~ "applied hold its former name. Nothing was written") }}
     {%- endif -%}
     {%- set events_seen = events_found if events_found is not none else (former_events[0] if former_events else none) -%}
-    {%- set unrecorded = historize._scd2_hist_check_events(cfg, staged_view, events_seen, columns) -%}
+    {%- set checked = historize._scd2_hist_check_events(cfg, staged_view, events_seen, columns) -%}
     {%- if changes and (changes.changes_table or changes.plan.rehash) -%}
       {{ historize._sync_history_table(cfg, found, target_relation, changes, cfg.hash_column) }}
     {%- endif -%}
@@ -52,9 +52,9 @@
       {%- endcall -%}
       {%- do adapter.cache_added(events_relation) -%}
     {%- endif -%}
-    {%- if unrecorded > 0 -%}
+    {%- if checked.unrecorded > 0 -%}
       {%- call statement('record_events') -%}
-        {{ historize._scd2_hist_record_events_sql(cfg, staged_view, events_relation, columns) }}
+        {{ historize._scd2_hist_record_events_sql(cfg, staged_view, events_relation, columns, checked.since) }}
       {%- endcall -%}
     {%- endif -%}
     {%- set pending_runs = historize._scd2_hist_pending_runs(events_relation) -%}
@@ -72,12 +72,14 @@
       {%- call noop_statement('main', 'nothing to write', 'nothing to write', 0) -%}{%- endcall -%}
       {%- set load = {'new': 0, 'changed': 0, 'deleted': 0, 'written': 0, 'detail': 'versions, from events'} -%}
     {%- else -%}
-      {#- The write fails if another run writes the table after this read. -#}
+      {#- The write fails if another run writes the table after this read. A batch after
+          every event applied continues its keys' open versions. -#}
       {%- set read = historize._read_version(target_relation) -%}
       {{ historize._write_per_task(cfg, true) }}
       {%- call statement('main', fetch_result=true) -%}
         {{ historize._scd2_hist_events_merge_sql(cfg, target_relation, events_relation, columns.business,
-            columns.attributes, historize._unchanged_since(read, cfg, refuse_older=false)) }}
+            columns.attributes, historize._unchanged_since(read, cfg, refuse_older=false),
+            continued=checked.in_order and pending_runs == [historize.load_run_id()]) }}
       {%- endcall -%}
       {{ historize._write_per_task(cfg, false) }}
       {%- set merged = historize._merge_result(load_result('main'), read, with_metrics=false) -%}
