@@ -349,3 +349,16 @@ def test_a_source_without_the_change_data_feed_is_refused(project):
             f"{project.schema}.customers set tblproperties ('delta.enableChangeDataFeed' = 'true')), then load the "
             "table once as a snapshot: --vars '{change_feed_snapshot: true}'") in error
     assert [row[1] for row in project.sql(f"show tables in {project.schema}") if not row[2]] == ["customers"]
+
+
+def test_a_renamed_model_takes_its_events_along(project):
+    """former_names: the history table and its events table are renamed together, and a late
+    event after the rename finds the events applied before it (a no-op one among them)."""
+    events_model(project, name="old_hist")
+    load(project, BATCH_1, "r1")
+    (project.path / "models" / "old_hist.sql").unlink()
+    events_model(project, CONFIG + ", meta={'former_names': ['old_hist']}", name="new_hist")
+    load(project, BATCH_2, "r2")
+    tables = sorted(row[1] for row in project.sql(f"show tables in {project.schema}") if not row[2])
+    assert tables == ["events", "new_hist", "new_hist__historize_events"]
+    assert project.table("new_hist", SHOWN, ORDER) == AFTER_2

@@ -32,6 +32,25 @@
 {% endmacro %}
 
 
+{#- The events tables of a load: `relation` (the history table's), `seen` (the
+    table holding the events seen so far: that one, or the events table of one
+    of the model's former names, `former`, which the load renames along with
+    the history table; none before the first load). -#}
+{% macro _scd2_hist_events_tables(cfg, history) %}
+  {%- set relation = historize._scd2_hist_events_relation(history) -%}
+  {%- set seen = load_cached_relation(relation) -%}
+  {%- set former = none -%}
+  {%- for name in cfg.former_names if seen is none and former is none -%}
+    {%- set former = adapter.get_relation(database=relation.database, schema=relation.schema,
+          identifier=name ~ '__historize_events') -%}
+    {%- if former is not none -%}
+      {{ return({'relation': relation, 'seen': former, 'former': former}) }}
+    {%- endif -%}
+  {%- endfor -%}
+  {{ return({'relation': relation, 'seen': seen, 'former': none}) }}
+{% endmacro %}
+
+
 {#- The select's columns that say when and whether, not what: sequence_by's
     and those deleted_when reads. Checked: sequence_by names columns of the
     select, none of the key, the first a timestamp; deleted_when reads only

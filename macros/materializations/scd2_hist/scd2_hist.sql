@@ -1,5 +1,6 @@
-{#- SCD Type 2 history (`_hist`) table kept from a current snapshot.
-    See docs/scd2_hist.md and docs/how_a_load_runs.md. -#}
+{#- SCD Type 2 history (`_hist`) table kept from a current snapshot, or from change
+    events (input='changes'). See docs/scd2_hist.md, docs/scd2_hist_changes.md and
+    docs/how_a_load_runs.md. -#}
 {% materialization scd2_hist, adapter='spark' %}
   {%- set cfg = historize._scd2_hist_config() -%}
 
@@ -21,32 +22,26 @@
       (versions, from events) by action, the keys written (`written`) and a detail
       (_report_load). -#}
   {%- if cfg.input == 'changes' -%}
-    {#- Events (_scd2_hist_events.sql): checked, remembered as pending, the history of
-        their keys rebuilt from every event of those keys in one MERGE, then marked
-        applied. The events table follows the history table's name. -#}
-    {%- set events_relation = historize._scd2_hist_events_relation(target_relation) -%}
-    {%- set events_found = load_cached_relation(events_relation) -%}
-    {%- set former_events = [] -%}
-    {%- for former in cfg.former_names if events_found is none and not former_events -%}
-      {%- set relation = adapter.get_relation(database=events_relation.database, schema=events_relation.schema,
-            identifier=former ~ '__historize_events') -%}
-      {%- if relation is not none -%}{%- do former_events.append(relation) -%}{%- endif -%}
-    {%- endfor -%}
+    {#- Events (_scd2_hist_events.sql): checked, remembered as pending, written in one
+        MERGE (their keys' histories continued, or rebuilt from all their events when
+        one comes late), then marked applied. -#}
+    {%- set events = historize._scd2_hist_events_tables(cfg, target_relation) -%}
+    {%- set events_relation = events.relation -%}
     {%- set changes = historize._history_table_changes(cfg, found, historize._columns_named(select_columns, columns.business),
           [cfg.version_key] + cfg.technical_columns) if found.relation is not none else none -%}
-    {%- if changes and changes.plan.renamed -%}
+    {%- set renamed = changes.plan.renamed | selectattr(1, 'in', columns.business) | list if changes else [] -%}
+    {%- if renamed -%}
       {{ exceptions.raise_compiler_error("historize: model " ~ cfg.model_name ~ ": with input 'changes', a column cannot "
-          ~ "be renamed yet (" ~ changes.plan.renamed | map('join', ' to ') | join(', ') ~ "): the events already "
+          ~ "be renamed yet (" ~ renamed | map('join', ' to ') | join(', ') ~ "): the events already "
           ~ "applied hold its former name. Nothing was written") }}
     {%- endif -%}
-    {%- set events_seen = events_found if events_found is not none else (former_events[0] if former_events else none) -%}
-    {%- set checked = historize._scd2_hist_check_events(cfg, staged_view, events_seen, columns) -%}
+    {%- set checked = historize._scd2_hist_check_events(cfg, staged_view, events.seen, columns) -%}
     {%- if changes and (changes.changes_table or changes.plan.rehash) -%}
       {{ historize._sync_history_table(cfg, found, target_relation, changes, cfg.hash_column) }}
     {%- endif -%}
-    {%- if former_events -%}
-      {{ historize._rename_table(former_events[0], events_relation, cfg.model_name) }}
-    {%- elif events_found is none -%}
+    {%- if events.former -%}
+      {{ historize._rename_table(events.former, events_relation, cfg.model_name) }}
+    {%- elif events.seen is none -%}
       {%- call statement('create_events') -%}
         {{ historize._scd2_hist_create_events_sql(cfg, events_relation, select_columns) }}
       {%- endcall -%}
