@@ -345,17 +345,18 @@ def schema_folder(project) -> Path:
     return Path(warehouse.removeprefix("file:")) / f"{project.schema}.db"
 
 
-# The folders whose tests run Spark, and the scope each belongs to: under pytest-xdist a
-# scope goes to one worker as a whole. The quickstart's test (tests/user) runs its Spark in
-# a process of its own, so it goes with the cluster's tests, whose worker mostly waits.
-SPARK_SCOPES = {"functional": "functional", "cluster": "cluster", "user": "cluster"}
+# The folders and the scope each belongs to: under pytest-xdist a scope goes to one worker
+# as a whole. The embedded Spark's tests (tests/functional) take the longest, in one worker;
+# the quickstart's test (tests/user) runs its Spark in a process of its own, and the unit tests
+# run none, so they go with the cluster's tests, whose worker mostly waits.
+SPARK_SCOPES = {"functional": "functional", "cluster": "cluster", "user": "cluster", "unit": "cluster"}
 
 
 def pytest_xdist_make_scheduler(config: pytest.Config, log):
     """pytest-xdist's scheduling by scope, as SPARK_SCOPES maps folders to scopes: the
     embedded Spark's tests (tests/functional) share one SparkSession in one worker, and
-    the cluster's (tests/cluster, with tests/user) run beside them in another; any other
-    test goes anywhere."""
+    the cluster's (tests/cluster, with tests/user and tests/unit) run beside them in
+    another; any other test goes anywhere."""
     from xdist.scheduler import LoadScopeScheduling
 
     class BySparkFolder(LoadScopeScheduling):

@@ -8,7 +8,7 @@ instants and one key has several events at one (its ties broken by `tie`, the
 second entry of sequence_by): upserts with NULL attributes, values that come back,
 deletes (of absent keys too), and the same event twice. Every run checks
 PROPERTY_SEQUENCES random streams (200 by default) at once, each as its own group
-of keys in one table per order: the batches in order, in reverse and in a random order. More on demand:
+of keys in one table per order: the batches in order and in a random order. More on demand:
 HISTORIZE_PROPERTY_SEQUENCES=10000 ./scripts/test.sh -k properties"""
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ TEXT = [None, "", "x", "y"]
 NUMBERS = [None, 0, 1]
 INSTANTS = [dt.datetime(2026, 3, 1, 6) + dt.timedelta(hours=6 * n) for n in range(5)]
 BATCHES = 3
-ORDERS = 3
+ORDERS = 2
 INVARIANTS = ("one_open_version", "no_overlapping_versions", "no_gaps", "open_version_unbounded")
 CONFIG = ("materialized='scd2_hist', unique_key='id', input='changes', sequence_by=['changed_at', 'tie'], "
           "deleted_when='deleted'")
@@ -56,11 +56,11 @@ def reductions(stream: list[tuple]):
 
 
 def orders() -> list[list[int]]:
-    """In order, in reverse, then at random. The first table is given the streams cut by
-    time (batch 0 their earliest instants): each batch then comes after every event
-    applied before it, the way a day's change feed does; the others are cut at random."""
+    """In order, then at random. The first table is given the streams cut by time (batch 0
+    their earliest instants): each batch then comes after every event applied before it,
+    the way a day's change feed does; the other is given them cut at random."""
     rng = random.Random(PROPERTY_SEED)
-    found = [list(range(BATCHES)), list(reversed(range(BATCHES)))]
+    found = [list(range(BATCHES))]
     while len(found) < ORDERS:
         found.append(rng.sample(range(BATCHES), BATCHES))
     return found

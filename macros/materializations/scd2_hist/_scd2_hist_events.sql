@@ -145,6 +145,7 @@
     so the events table is read from the batch's first instant on (Delta skips
     the files before it). Returns {'unrecorded': how many of its events the
     events table does not hold yet, 'since': the batch's first instant as SQL,
+    'pending': the load_run_id of every run whose events are pending,
     'in_order': whether the batch comes after every event recorded, none of
     them pending}. -#}
 {% macro _scd2_hist_check_events(cfg, staged, events, columns) %}
@@ -169,10 +170,11 @@
     select
         cast(min({{ at }}) as string) as first_event,
         {%- if events is not none %}
-        coalesce(min({{ at }}) > (select max({{ at }}) from {{ events }}), true)
-            and (select count(*) from {{ events }} where not _historize_applied) = 0 as in_order
+        coalesce(min({{ at }}) > (select max({{ at }}) from {{ events }}), true) as after_every_event,
+        (select to_json(collect_set(load_run_id)) from {{ events }} where not _historize_applied) as pending
         {%- else %}
-        true as in_order
+        true as after_every_event,
+        '[]' as pending
         {%- endif %}
     from {{ staged }}
   {%- endset -%}
@@ -264,7 +266,9 @@
         ~ (" or against the events already applied" if events is not none else "") ~ ", e.g. " ~ checked['conflict_examples']
         ~ "; the same event twice is one event, two events need two sequences. Nothing was written") }}
   {%- endif -%}
-  {{ return({'unrecorded': checked['unrecorded'] | int, 'since': since, 'in_order': order['in_order']}) }}
+  {%- set pending = fromjson(order['pending']) | sort -%}
+  {{ return({'unrecorded': checked['unrecorded'] | int, 'since': since, 'pending': pending,
+             'in_order': order['after_every_event'] and not pending}) }}
 {% endmacro %}
 
 
@@ -315,13 +319,6 @@
 {% endmacro %}
 
 
-{#- The load_run_id of every run whose events are pending. -#}
-{% macro _scd2_hist_pending_runs(events) %}
-  {%- set found = run_query("select distinct load_run_id from " ~ events ~ " where not _historize_applied") -%}
-  {{ return(found.columns[0].values() | list) }}
-{% endmacro %}
-
-
 {#- Marks the events of the runs `runs` applied. -#}
 {% macro _scd2_hist_mark_applied_sql(events, runs) %}
     update {{ events }}
@@ -334,8 +331,8 @@
 {#- The versions the events table's events give their keys, as the history
     table's rows (its columns, in order), written by this run: of every key,
     or of the keys in the relation `keys_of` (the keys with pending events).
-    With `continued_from` (the history table), the pending events come after
-    every event applied: a key's history then continues from its open version,
+    With `continued_from` (the history table), this run's pending events come
+    after every event applied: a key's history then continues from its open version,
     which stands for the events before them (its start, its image and how it
     began), and the table's other events and versions are not read.
     Steps:
@@ -362,6 +359,7 @@
         from {{ events }} as events
         {%- if continued_from %}
         where not events._historize_applied
+            and events.load_run_id = {{ historize._string_literal(historize.load_run_id()) }}
         union all
         select
             {{ historize._column_list(keys, 'open_versions', lines=true) }},

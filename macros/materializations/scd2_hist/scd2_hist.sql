@@ -52,7 +52,9 @@
         {{ historize._scd2_hist_record_events_sql(cfg, staged_view, events_relation, columns, checked.since) }}
       {%- endcall -%}
     {%- endif -%}
-    {%- set pending_runs = historize._scd2_hist_pending_runs(events_relation) -%}
+    {#- The runs whose events the load applies: those a killed run left pending, and its own. -#}
+    {%- set pending_runs = checked.pending + ([historize.load_run_id()]
+          if checked.unrecorded > 0 and historize.load_run_id() not in checked.pending else []) -%}
     {%- if found.relation is none -%}
       {#- The first load creates the table with the versions of every event remembered. -#}
       {%- call statement('main') -%}
@@ -74,7 +76,7 @@
       {%- call statement('main', fetch_result=true) -%}
         {{ historize._scd2_hist_events_merge_sql(cfg, target_relation, events_relation, columns.business,
             columns.attributes, historize._unchanged_since(read, cfg, refuse_older=false),
-            continued=checked.in_order and pending_runs == [historize.load_run_id()]) }}
+            continued=checked.in_order) }}
       {%- endcall -%}
       {{ historize._write_per_task(cfg, false) }}
       {%- set merged = historize._merge_result(load_result('main'), read, with_metrics=false) -%}
