@@ -19,8 +19,11 @@ change rate, many small models in one run against as many snapshots (threads
 1 and 4), fivetran_history and scd_type6 loads against hand-written
 equivalents, and `changes`: a load of --changed-keys changed keys as change events
 (scd2_hist with input='changes') on a history --changes-depth loads deep, against
-the same change as a snapshot load and dbt's snapshot, at each N of --changes-keys. Each load's profile (every statement and its wall time, every
-commit's Delta metrics) is kept. Writes JSON (--output) and a PNG chart beside it.
+the same change as a snapshot load and dbt's snapshot, at each N of --changes-keys;
+`adopt`: a dbt snapshot of --adopt-keys keys, --adopt-depth versions each, taken
+over by an scd2_hist model's first load (adopt_from), against a first load of its
+current rows and a plain copy of its table. Each load's profile (every statement
+and its wall time, every commit's Delta metrics) is kept. Writes JSON (--output) and a PNG chart beside it.
 
 Modules: `data` generates the inputs, `contenders` holds the hand-written jobs
 and the dbt models they race, `measure` times loads and compares histories,

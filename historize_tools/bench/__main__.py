@@ -11,9 +11,10 @@ from pathlib import Path
 from historize_tools import dbt_runner as dbt
 from historize_tools.bench import SCHEMA
 from historize_tools.bench import __doc__ as DESCRIPTION
-from historize_tools.bench.cases import (MEASURED_AT, Bench, Scd2Load, backfill_case, changes_case, fivetran_case,
-                                         invariant_tests_case, scd2_case, small_models_case, type6_case)
-from historize_tools.bench.contenders import BENCH_YML, MODELS, PROJECT_YML, SMALL_MODEL, SMALL_SNAPSHOT, SNAPSHOT
+from historize_tools.bench.cases import (MEASURED_AT, Bench, Scd2Load, adopt_case, backfill_case, changes_case,
+                                         fivetran_case, invariant_tests_case, scd2_case, small_models_case, type6_case)
+from historize_tools.bench.contenders import (ADOPT_SNAPSHOT, BENCH_YML, MODELS, PROJECT_YML, SMALL_MODEL, SMALL_SNAPSHOT,
+                                              SNAPSHOT)
 from historize_tools.bench.report import chart, markdown_table, profile_table, summarize
 
 
@@ -21,7 +22,7 @@ def numbers(text: str, kind=float) -> list:
     return [kind(part) for part in text.split(",") if part]
 
 
-SERIES = ("size", "small_models", "fivetran", "scd_type6", "backfill", "rate", "depth", "deep", "changes")
+SERIES = ("size", "small_models", "fivetran", "scd_type6", "backfill", "rate", "depth", "deep", "changes", "adopt")
 # The cases the targets are set on (docs/benchmark.md): a write-path change is measured with
 # these within a working session; the full run stays the reference.
 TARGET_SERIES, TARGET_RATES = "size,small_models,fivetran,scd_type6,rate", "0"
@@ -55,6 +56,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         help="N of the changes series (a load of --changed-keys changed keys as events)")
     parser.add_argument("--changed-keys", type=int, default=10_000)
     parser.add_argument("--changes-depth", type=int, default=5)
+    parser.add_argument("--adopt-keys", type=int, default=1_000_000,
+                        help="N of the adopt case (a dbt snapshot of N keys, --adopt-depth versions each, taken over)")
+    parser.add_argument("--adopt-depth", type=int, default=5)
     parser.add_argument("--repeat", type=int, default=5, help="repetitions up to 100,000 keys")
     parser.add_argument("--repeat-large", type=int, default=3, help="repetitions above 100,000 keys")
     parser.add_argument("--seed", type=int, default=7)
@@ -79,6 +83,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         args.fivetran_versions, args.fivetran_events, args.type6_keys = 400, 100, 1000
         args.backfill_keys, args.backfill_days = 1000, 3
         args.changes_keys, args.changed_keys, args.changes_depth = "1000", 100, 2
+        args.adopt_keys, args.adopt_depth = 1000, 2
     if args.output is None:
         args.output = dbt.ROOT / "bench" / ("results/tmp/quick.json" if args.quick
                                             else "results/tmp/targets.json" if args.targets else "results.json")
@@ -104,6 +109,7 @@ def main(argv: list[str] | None = None) -> int:
     (project / "models" / "bench.yml").write_text(BENCH_YML)
     (project / "snapshots").mkdir(exist_ok=True)
     (project / "snapshots" / "dbt_snapshot.sql").write_text(SNAPSHOT)
+    (project / "snapshots" / "adopt_snapshot.sql").write_text(ADOPT_SNAPSHOT)
     for index in range(args.small_models):
         (project / "models" / f"small_hist_{index:02d}.sql").write_text(SMALL_MODEL.format(index=f"{index:02d}"))
         (project / "snapshots" / f"small_snap_{index:02d}.sql").write_text(SMALL_SNAPSHOT.format(index=f"{index:02d}"))
@@ -148,6 +154,8 @@ def main(argv: list[str] | None = None) -> int:
 
     for keys in numbers(args.changes_keys, int) if "changes" in series else []:
         keep(changes_case(bench, keys, args.changed_keys, args.changes_depth, args.attributes), "changes")
+    if "adopt" in series:
+        keep(adopt_case(bench, args.adopt_keys, args.adopt_depth, args.attributes), "adopt")
 
     print("bench: summary " + json.dumps(summarize(results)), flush=True)
     chart(results, args.output.with_suffix(".png"))

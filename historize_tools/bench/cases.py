@@ -1,6 +1,7 @@
 """The measured cases: an SCD2 load, many small models in one run, a Fivetran
 batch, a Type 6 load, a missed day loaded late, the invariant tests on a deep
-history, and a load of change events against the same change as snapshots."""
+history, a load of change events against the same change as snapshots, and a
+dbt snapshot's history taken over."""
 from __future__ import annotations
 
 import statistics
@@ -13,7 +14,8 @@ from historize_tools import dbt_runner as dbt
 from historize_tools.bench import SCHEMA
 from historize_tools.bench.contenders import (SCD2_CONTENDERS, dbt_load, load_into, lower_bound, pyspark_fivetran,
                                               pyspark_type6)
-from historize_tools.bench.data import FATE, generate_fivetran, generate_type6, make_daily_snapshot, make_snapshot
+from historize_tools.bench.data import (FATE, generate_fivetran, generate_type6, make_daily_snapshot, make_dbt_snapshot,
+                                       make_snapshot)
 from historize_tools.bench.measure import (Contender, Profile, assert_same_history, delta_version, history_signature,
                                            query_signature, race, restore)
 
@@ -306,4 +308,41 @@ def changes_case(bench: Bench, keys: int, changed: int, depth: int, attributes: 
     results = race(session, racing, bench.repetitions(keys), **case)
     assert_same_history(["scd2_hist", "events_hist", "dbt_snapshot"],
                         lambda name: history_signature(session, name, columns), case)
+    return results
+
+
+def adopt_case(bench: Bench, keys: int, depth: int, attributes: int) -> list[dict]:
+    """A dbt snapshot of `keys` keys and `depth` versions each taken over by an scd2_hist
+    model's first load (adopt_from: checked, written, then its select loaded, which
+    changes nothing), against a first load of the same snapshot's current rows and a
+    plain copy of the snapshot's table (the floor: read and write it once). The
+    adopted history must be the snapshot's."""
+    session, project = bench.session, bench.project
+    snapshots = [f"history_{version}" for version in range(depth)]
+    times = [f"2026-01-{version + 1:02d} 00:00:00" for version in range(depth)]
+    for version, snapshot in enumerate(snapshots):
+        make_snapshot(session, snapshot, keys, attributes, bench.seed, base=version)
+    make_dbt_snapshot(session, "adopt_snapshot", snapshots, times)
+    copy = f"{SCHEMA}.adopt_snapshot_copy"
+
+    def dropped(*tables: str) -> int:
+        for table in tables:
+            session.sql(f"drop table if exists {SCHEMA}.{table}")
+        return -1
+
+    def copied(profile) -> None:
+        with profile.step("create table as select (the snapshot's rows)"):
+            session.sql(f"create or replace table {copy} using delta as select * from {SCHEMA}.adopt_snapshot")
+
+    racing = [
+        Contender("scd2_hist_adopt", f"{SCHEMA}.adopted_hist", reset=lambda: dropped("adopted_hist"),
+                  load=lambda profile: dbt_load(project, "adopted_hist", snapshots[-1], MEASURED_AT, profile)),
+        Contender("scd2_hist_first_load", f"{SCHEMA}.first_hist", reset=lambda: dropped("first_hist"),
+                  load=lambda profile: dbt_load(project, "first_hist", snapshots[-1], MEASURED_AT, profile)),
+        Contender("copy", copy, reset=lambda: dropped("adopt_snapshot_copy"), load=copied),
+    ]
+    case = {"keys": keys, "depth": depth, "rows": keys * depth}
+    results = race(session, racing, bench.repetitions(keys), **case)
+    columns = [c for c in session.table(f"{SCHEMA}.{snapshots[-1]}").columns if c != "id"]
+    assert_same_history(["adopt_snapshot", "adopted_hist"], lambda name: history_signature(session, name, columns), case)
     return results

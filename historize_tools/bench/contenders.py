@@ -165,6 +165,11 @@ MODELS = {
     # the same history from change events: each load's rows as events at its time
     "events_hist": "{{ config(materialized='scd2_hist', unique_key='id', meta={'input': 'changes', "
                    "'sequence_by': 'changed_at'}) }}\nselect * from historize_bench.{{ var('snapshot') }}\n",
+    # switching: a snapshot's history taken over (adopt_snapshot, made by make_dbt_snapshot), against a first load
+    "adopted_hist": "{{ config(materialized='scd2_hist', unique_key='id', meta={'adopt_from': 'adopt_snapshot'}) }}\n"
+                    "select * from historize_bench.{{ var('snapshot') }}\n",
+    "first_hist": "{{ config(materialized='scd2_hist', unique_key='id') }}\n"
+                  "select * from historize_bench.{{ var('snapshot') }}\n",
     "fivetran_bench": "{{ config(materialized='fivetran_history', unique_key='id', meta={'unmodified_string': 'unmod'}) }}\n"
                       "select * from historize_bench.{{ var('snapshot') }}\n",
     "type6_bench": "{{ config(materialized='scd_type6', unique_key='id', meta={'type0_columns': ['created_on'], "
@@ -172,6 +177,14 @@ MODELS = {
 }
 SNAPSHOT = """\
 {% snapshot dbt_snapshot %}
+{{ config(target_schema='historize_bench', unique_key='id', strategy='check', check_cols='all',
+          hard_deletes='invalidate', file_format='delta') }}
+select * from historize_bench.{{ var('snapshot') }}
+{% endsnapshot %}
+"""
+# never run: its table is made by make_dbt_snapshot, as dbt's check strategy would leave it
+ADOPT_SNAPSHOT = """\
+{% snapshot adopt_snapshot %}
 {{ config(target_schema='historize_bench', unique_key='id', strategy='check', check_cols='all',
           hard_deletes='invalidate', file_format='delta') }}
 select * from historize_bench.{{ var('snapshot') }}

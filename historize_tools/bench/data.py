@@ -112,3 +112,16 @@ def generate_type6(session, keys: int, type2: float, type1: float, seed: int) ->
                 concat('region-', cast(id % 50 as string)) as region
             from range({keys})
         """)
+
+
+def make_dbt_snapshot(session, name: str, snapshots: list[str], times: list[str]) -> None:
+    """The table dbt's snapshot (check strategy) leaves after loading `snapshots` at
+    `times`, when every key changes in each (as build_history's snapshots do): each row
+    of snapshot v a version from times[v] to times[v + 1], the last one open."""
+    parts = []
+    for number, (snapshot, at) in enumerate(zip(snapshots, times)):
+        end = f"timestamp'{times[number + 1]}'" if number + 1 < len(times) else "cast(null as timestamp)"
+        parts.append(f"select *, md5(concat(cast(id as string), '|', '{at}')) as dbt_scd_id, "
+                     f"timestamp'{at}' as dbt_updated_at, timestamp'{at}' as dbt_valid_from, {end} as dbt_valid_to "
+                     f"from {SCHEMA}.{snapshot}")
+    session.sql(f"create or replace table {SCHEMA}.{name} using delta as " + " union all ".join(parts))

@@ -63,6 +63,13 @@ def summarize(results: list[dict]) -> dict:
             "events_over_dbt_snapshot": [ratio(events[k], seconds("dbt_snapshot", series="changes", keys=k)) for k in by_keys],
             "events_largest_over_smallest": ratio(events[by_keys[-1]], events[by_keys[0]]),
         }
+    adopt = [r for r in results if r.get("series") == "adopt"]
+    if adopt:
+        summary["adopt"] = {"keys": adopt[0]["keys"], "rows": adopt[0]["rows"],
+                            "adopt_over_first_load": ratio(seconds("scd2_hist_adopt", series="adopt"),
+                                                           seconds("scd2_hist_first_load", series="adopt")),
+                            "adopt_over_copy": ratio(seconds("scd2_hist_adopt", series="adopt"),
+                                                     seconds("copy", series="adopt"))}
     invariants = [r for r in results if r.get("series") == "invariants"]
     if invariants:
         summary["invariant_tests_seconds"] = {r["scope"]: r["seconds"] for r in invariants}

@@ -100,6 +100,31 @@
       ) as src
     {%- endcall -%}
 
+    {%- if found.relation is none and cfg.adopt_from -%}
+      {#- The first load of a model with adopt_from takes over the snapshot's versions, checked
+          before anything is written (_scd2_hist_adopt.sql); the load then goes on, on that table. -#}
+      {%- set adoption = historize._scd2_hist_adoption(cfg, target_relation, select_columns, columns.business) -%}
+      {%- set adopted = historize._scd2_hist_check_adoption(cfg, adoption, columns.attributes) -%}
+      {%- if adopted.set_aside -%}
+        {%- call statement('set_aside') -%}
+          {{ historize._scd2_hist_set_aside_sql(cfg, adoption, columns.attributes) }}
+        {%- endcall -%}
+        {{ log("historize: " ~ cfg.model_name ~ ": set aside " ~ adopted.set_aside.values() | sum ~ " row(s) of "
+            ~ adoption.relation ~ " in " ~ adoption.set_aside ~ " (" ~ adopted.set_aside.items() | map('join', ': ') | join(', ')
+            ~ ")", info=true) }}
+      {%- endif -%}
+      {%- set properties = historize._history_properties(cfg) -%}
+      {%- do properties.update({'historize.adopted_from': adoption.relation | string}) -%}
+      {%- call statement('adopt') -%}
+        {{ historize._create_history_table_sql(target_relation, properties,
+            select_sql=historize._scd2_hist_adopted_versions_sql(cfg, adoption, columns.business, columns.attributes),
+            partition_by=cfg.partition_by) }}
+      {%- endcall -%}
+      {%- do adapter.cache_added(target_relation) -%}
+      {{ log("historize: " ~ cfg.model_name ~ ": adopted " ~ adoption.relation ~ " (" ~ adopted.rows ~ " row(s)) as "
+          ~ target_relation, info=true) }}
+      {%- set found = {'relation': target_relation, 'former': none} -%}
+    {%- endif -%}
     {%- if found.relation is none -%}
       {#- The first load creates the table with every row of the select as a new open version. -#}
       {{ historize._assert_unique_key(staged_view, cfg.unique_key, cfg.model_name) }}

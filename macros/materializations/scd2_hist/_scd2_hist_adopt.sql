@@ -1,0 +1,331 @@
+{#- Adopting a dbt snapshot (option adopt_from): the first load of an scd2_hist
+    model whose table does not exist yet reads the snapshot's table, checks
+    it, and writes its versions as the history; the load then goes on as on
+    any history table. See docs/switching.md. -#}
+
+{#- The defects an adoption looks for, in the order a row is checked: a row
+    gets the first that applies. `repair` is the rule that option
+    adopt_repair applies (the row set aside), none where no rule applies. -#}
+{% macro _scd2_hist_adoption_defects() %}
+  {{ return({
+      'keyless_deletion_record': {'found': 'a deletion record without its key (dbt-core 11949: hard_deletes new_record writes every column of it NULL)',
+                                  'repair': 'the record is set aside; the version before it still ends at the deletion'},
+      'null_key': {'found': 'a NULL in the unique key (dbt-core 11950: a composite key holding a NULL gets a new row at every run)',
+                   'repair': 'the row is set aside'},
+      'missing_start': {'found': 'no start (a NULL valid_from)', 'repair': none},
+      'two_open_versions': {'found': 'an open version beside another that started later (dbt-core 10864, and 4661 when two runs overlap)',
+                            'repair': 'every open version of a key but the one that started last is set aside'},
+      'after_load': {'found': "a time after this load's load_timestamp", 'repair': none},
+      'empty_interval': {'found': 'a version that ends at or before its start', 'repair': none},
+      'overlapping_versions': {'found': 'a version that starts before the version before it ends', 'repair': none},
+      'unchanged_version': {'found': 'a version equal to the one it follows, which it continues (dbt-core 11235: a value from NULL to non-NULL)',
+                            'repair': 'the version is set aside and the one before it ends where it ended'},
+  }) }}
+{% endmacro %}
+
+
+{#- What adopt_from names, checked against the model: a snapshot of the
+    project (its columns from its config: snapshot_meta_column_names, the
+    open versions' end dbt_valid_to_current, the deletion records of
+    hard_deletes 'new_record'), or any SCD2 table, `schema.table`, whose
+    columns adopt_columns names. Returns {'described', 'relation', 'columns'
+    (the select's business columns as the table holds them: (name, type in
+    the select, whether it is cast to it)), 'valid_from', 'valid_to',
+    'open_end' (an SQL value of valid_to that marks an open version, or
+    none), 'current_flag', 'deleted', 'version_id' (column names, or none),
+    'set_aside' (the table of the rows adopt_repair sets aside)}. The same
+    unique_key, and every column of the select in the table, of the same
+    type or one it widens to. -#}
+{% macro _scd2_hist_adoption(cfg, history, select_columns, business_columns) %}
+  {%- set head = "historize: model " ~ cfg.model_name ~ ": adopt_from '" ~ cfg.adopt_from ~ "': " -%}
+  {%- set snapshots = graph.nodes.values() | selectattr('resource_type', 'equalto', 'snapshot') | list -%}
+  {%- set named = snapshots | selectattr('name', 'equalto', cfg.adopt_from) | list -%}
+  {%- if named -%}
+    {%- set node = named[0] -%}
+    {%- set relation = adapter.get_relation(database=node.database, schema=node.schema, identifier=node.alias) -%}
+    {%- if relation is none -%}
+      {{ exceptions.raise_compiler_error(head ~ "its table " ~ node.schema ~ "." ~ node.alias
+          ~ " does not exist; run dbt snapshot first. Nothing was written") }}
+    {%- endif -%}
+    {%- set table_key = historize._as_name_list('unique_key', node.config.get('unique_key')) -%}
+    {%- if table_key != cfg.unique_key -%}
+      {{ exceptions.raise_compiler_error(head ~ "its unique_key is (" ~ table_key | join(', ')
+          ~ "), the model's (" ~ cfg.unique_key | join(', ') ~ "). Nothing was written") }}
+    {%- endif -%}
+    {%- set meta = {'dbt_valid_from': 'dbt_valid_from', 'dbt_valid_to': 'dbt_valid_to', 'dbt_scd_id': 'dbt_scd_id',
+                    'dbt_is_deleted': 'dbt_is_deleted'} -%}
+    {%- for name, value in (node.config.get('snapshot_meta_column_names') or {}).items() if name in meta and value -%}
+      {%- do meta.update({name: value | lower}) -%}
+    {%- endfor -%}
+    {%- set hard_deletes = node.config.get('hard_deletes') or ('invalidate' if node.config.get('invalidate_hard_deletes') else 'ignore') -%}
+    {%- set adoption = {'described': 'snapshot ' ~ node.name ~ ' (' ~ relation ~ ')', 'valid_from': meta.dbt_valid_from,
+                        'valid_to': meta.dbt_valid_to, 'open_end': node.config.get('dbt_valid_to_current'),
+                        'current_flag': none, 'deleted': meta.dbt_is_deleted if hard_deletes == 'new_record' else none,
+                        'version_id': meta.dbt_scd_id} -%}
+  {%- elif cfg.adopt_from.split('.') | length == 2 -%}
+    {%- set parts = cfg.adopt_from.split('.') -%}
+    {%- set relation = adapter.get_relation(database=none, schema=parts[0] | trim, identifier=parts[1] | trim) -%}
+    {%- if relation is none -%}
+      {{ exceptions.raise_compiler_error(head ~ "no such table. Nothing was written") }}
+    {%- endif -%}
+    {%- if not (cfg.adopt_columns.get('valid_from') and cfg.adopt_columns.get('valid_to')) -%}
+      {{ exceptions.raise_compiler_error(head ~ "a table that is not a snapshot of this project needs adopt_columns "
+          ~ "with its valid_from and valid_to columns (and current_flag, deleted if it has them); adopt_columns is "
+          ~ cfg.adopt_columns ~ ". Nothing was written") }}
+    {%- endif -%}
+    {%- set adoption = {'described': 'table ' ~ relation, 'open_end': none, 'version_id': none} -%}
+    {%- for name in ['valid_from', 'valid_to', 'current_flag', 'deleted'] -%}
+      {%- do adoption.update({name: cfg.adopt_columns.get(name) | lower if cfg.adopt_columns.get(name) else none}) -%}
+    {%- endfor -%}
+  {%- else -%}
+    {{ exceptions.raise_compiler_error(head ~ "names no snapshot of this project (its snapshots: "
+        ~ (snapshots | map(attribute='name') | sort | join(', ') or 'none') ~ ") and no table (schema.table). "
+        ~ "Nothing was written") }}
+  {%- endif -%}
+  {%- set held_types = {} -%}
+  {%- for column in adapter.get_columns_in_relation(relation) -%}
+    {%- do held_types.update({column.name | lower: column.data_type | lower}) -%}
+  {%- endfor -%}
+  {%- set needed = [adoption.valid_from, adoption.valid_to, adoption.current_flag, adoption.deleted, adoption.version_id] | select | list -%}
+  {%- set missing = needed | reject('in', held_types) | list -%}
+  {%- if missing -%}
+    {{ exceptions.raise_compiler_error(head ~ relation ~ " lacks the column(s) " ~ missing | join(', ')
+        ~ " (adopt_columns, or the snapshot's hard_deletes and snapshot_meta_column_names). Nothing was written") }}
+  {%- endif -%}
+  {#- The select's columns, as the table holds them. -#}
+  {%- set columns = [] -%}
+  {%- set problems = [] -%}
+  {%- for column in select_columns if column.name | lower in business_columns or column.name | lower == cfg.hash_column -%}
+    {%- set name = column.name | lower -%}
+    {%- set wanted = column.data_type | lower -%}
+    {%- set held = held_types.get(name) -%}
+    {%- if held is none -%}
+      {%- do problems.append(name ~ " is not in it") -%}
+    {%- elif held != wanted and not historize._is_type_widening(held, wanted) -%}
+      {%- do problems.append(name ~ " is " ~ held ~ " there, " ~ wanted ~ " in the select") -%}
+    {%- endif -%}
+    {%- do columns.append((name, wanted, held != wanted)) -%}
+  {%- endfor -%}
+  {%- if problems -%}
+    {{ exceptions.raise_compiler_error(head ~ "the select's columns do not match " ~ relation ~ ": "
+        ~ problems | join('; ') ~ ". Nothing was written") }}
+  {%- endif -%}
+  {%- do adoption.update({'relation': relation, 'columns': columns,
+                          'set_aside': history.incorporate(path={'identifier': history.identifier ~ '__adopt_set_aside'})}) -%}
+  {{ return(adoption) }}
+{% endmacro %}
+
+
+{#- The snapshot's rows, each with its defect (_scd2_hist_adoption_defects, or
+    NULL), as the CTE `classified`, then `versions`: the rows without defect
+    (with the repaired unchanged versions folded into the one they continue),
+    deletion records (hard_deletes 'new_record') left out, each with its end
+    and its version_state. A key's versions in time order: a closed one is
+    `changed` when the next begins at its end, else `deleted` (the key was
+    absent from then on, or a deletion record follows); an open one is
+    `changed` when the one before ended at its start, else `new`. -#}
+{% macro _scd2_hist_adoption_sql(cfg, adoption, attribute_columns) %}
+  {%- set keys = cfg.unique_key -%}
+  {%- set by_key = historize._column_list(keys) -%}
+  {%- set in_time = '_historize_started_at, _historize_ended_at nulls last, _historize_version_id, ' ~ historize._quote(cfg.hash_column) -%}
+  {%- set valid_to = historize._quote(adoption.valid_to, 'adopted') -%}
+    with adopted_rows as (
+        select
+            {%- for name, type, widened in adoption.columns %}
+            {% if widened %}cast({{ historize._quote(name, 'adopted') }} as {{ type }}){% else %}{{ historize._quote(name, 'adopted') }}{% endif %} as {{ historize._quote(name) }},
+            {%- endfor %}
+            {%- if cfg.hash_column not in adoption.columns | map(attribute=0) | list %}
+            {{ historize.row_hash(attribute_columns, 'adopted') }} as {{ historize._quote(cfg.hash_column) }},
+            {%- endif %}
+            cast({{ historize._quote(adoption.valid_from, 'adopted') }} as timestamp) as _historize_started_at,
+            case
+                {%- if adoption.current_flag %}
+                when coalesce(lower(cast({{ historize._quote(adoption.current_flag, 'adopted') }} as string)) in ('true', '1', 'y', 'yes'), false)
+                {%- else %}
+                when {{ valid_to }} is null or {{ valid_to }} {{ '= (' ~ adoption.open_end ~ ')' if adoption.open_end else ">= timestamp'9999-01-01'" }}
+                {%- endif %}
+                    then cast(null as timestamp)
+                else cast({{ valid_to }} as timestamp)
+            end as _historize_ended_at,
+            {%- if adoption.deleted %}
+            coalesce(lower(cast({{ historize._quote(adoption.deleted, 'adopted') }} as string)) in ('true', '1', 'y', 'yes'), false) as _historize_deletion,
+            {%- else %}
+            false as _historize_deletion,
+            {%- endif %}
+            {%- if adoption.version_id %}
+            cast({{ historize._quote(adoption.version_id, 'adopted') }} as string) as _historize_version_id,
+            {%- else %}
+            cast(null as string) as _historize_version_id,
+            {%- endif %}
+            struct(adopted.*) as _historize_adopted_row
+        from {{ adoption.relation }} as adopted
+    ),
+
+    first_checks as (
+        select
+            adopted_rows.*,
+            case
+                when _historize_deletion and ({{ historize._column_list(keys, suffix=' is null', separator=' or ') }})
+                    then 'keyless_deletion_record'
+                when {{ historize._column_list(keys, suffix=' is null', separator=' or ') }} then 'null_key'
+                when _historize_started_at is null then 'missing_start'
+                when _historize_ended_at is null and row_number() over (
+                    partition by {{ by_key }}
+                    order by _historize_ended_at is null desc, _historize_started_at desc, _historize_version_id desc,
+                        {{ historize._quote(cfg.hash_column) }} desc) > 1 then 'two_open_versions'
+                when _historize_started_at > {{ historize.load_timestamp_sql() }}
+                    or _historize_ended_at > {{ historize.load_timestamp_sql() }} then 'after_load'
+                when _historize_ended_at <= _historize_started_at then 'empty_interval'
+            end as _historize_first_defect
+        from adopted_rows
+    ),
+
+    {#- The rows without a defect so far, each against the one before it (they come
+        first in each key's order). Every window of the adoption is over the key alone,
+        so that Spark shuffles the table once. -#}
+    classified as (
+        select
+            first_checks.*,
+            coalesce(_historize_first_defect, case
+                when lag(coalesce(_historize_ended_at, timestamp'9999-12-31 23:59:59')) over by_time > _historize_started_at
+                    then 'overlapping_versions'
+                when lag(_historize_ended_at) over by_time <=> _historize_started_at
+                    and not lag(_historize_deletion) over by_time
+                    and not _historize_deletion
+                    and lag({{ historize._quote(cfg.hash_column) }}) over by_time <=> {{ historize._quote(cfg.hash_column) }}
+                    then 'unchanged_version'
+            end) as _historize_defect
+        from first_checks
+        window by_time as (partition by {{ by_key }} order by _historize_first_defect is not null, {{ in_time }})
+    ),
+
+    {#- The rows kept, each with the unchanged versions after it (`_historize_run`). -#}
+    kept as (
+        select
+            classified.*,
+            count_if(_historize_defect is null) over (
+                partition by {{ by_key }} order by {{ in_time }} rows between unbounded preceding and current row) as _historize_run
+        from classified
+        where _historize_defect is null or _historize_defect = 'unchanged_version'
+    ),
+
+    spans as (
+        select
+            kept.*,
+            last_value(_historize_ended_at) over (
+                partition by {{ by_key }}, _historize_run order by {{ in_time }}
+                rows between unbounded preceding and unbounded following) as _historize_span_end
+        from kept
+    ),
+
+    neighbours as (
+        select
+            spans.*,
+            lead(_historize_started_at) over by_time as _historize_next_start,
+            lead(_historize_deletion) over by_time as _historize_next_deletion,
+            lag(_historize_span_end) over by_time as _historize_previous_span_end,
+            lag(_historize_deletion) over by_time as _historize_previous_deletion
+        from spans
+        where _historize_defect is null
+        window by_time as (partition by {{ by_key }} order by {{ in_time }})
+    ),
+
+    versions as (
+        select
+            neighbours.*,
+            case
+                when _historize_span_end is not null then
+                    case when _historize_next_start = _historize_span_end and not _historize_next_deletion then 'changed' else 'deleted' end
+                when _historize_previous_span_end = _historize_started_at and not _historize_previous_deletion then 'changed'
+                else 'new'
+            end as _historize_state
+        from neighbours
+        where not _historize_deletion
+    )
+{% endmacro %}
+
+
+{#- Checks the snapshot before anything is written: every defect found is
+    refused, with its rows' keys and intervals, unless adopt_repair names its
+    kind and a rule applies. Returns the rows each kind sets aside, and how
+    many rows the snapshot has. -#}
+{% macro _scd2_hist_check_adoption(cfg, adoption, attribute_columns) %}
+  {%- set keys = cfg.unique_key -%}
+  {%- set found_sql -%}
+    {{ historize._scd2_hist_adoption_sql(cfg, adoption, attribute_columns) }}
+
+    select
+        _historize_defect as defect,
+        count(*) as row_count,
+        concat_ws('; ', slice(array_sort(collect_list(case when _historize_defect is not null then concat('(', concat_ws(', ',
+            {%- for name in keys %} coalesce(cast({{ historize._quote(name) }} as string), 'NULL'){{ ',' if not loop.last }}{% endfor %}),
+            ') from ', coalesce(cast(_historize_started_at as string), 'NULL'),
+            ' to ', coalesce(cast(_historize_ended_at as string), 'open')) end)), 1, 5)) as examples
+    from classified
+    group by _historize_defect
+  {%- endset -%}
+  {%- set defects = historize._scd2_hist_adoption_defects() -%}
+  {%- set found = {} -%}
+  {%- set rows = {'all': 0} -%}
+  {%- for row in run_query(found_sql).rows -%}
+    {%- do rows.update({'all': rows.all + row['row_count'] | int}) -%}
+    {%- if row['defect'] is not none -%}
+      {%- do found.update({row['defect']: row}) -%}
+    {%- endif -%}
+  {%- endfor -%}
+  {%- set refused = [] -%}
+  {%- for kind, defect in defects.items() if kind in found and kind not in cfg.adopt_repair -%}
+    {%- set row = found[kind] -%}
+    {%- do refused.append(kind ~ " (" ~ defect.found ~ "): " ~ row['row_count'] ~ " row(s), e.g. " ~ row['examples']) -%}
+  {%- endfor -%}
+  {%- if refused -%}
+    {%- set repairable = [] -%}
+    {%- for kind, defect in defects.items() if kind in found and kind not in cfg.adopt_repair and defect.repair -%}
+      {%- do repairable.append(kind) -%}
+    {%- endfor -%}
+    {{ exceptions.raise_compiler_error("historize: model " ~ cfg.model_name ~ ": cannot adopt "
+        ~ adoption.described ~ ": " ~ refused | join('. ') ~ ". Nothing was written; "
+        ~ adoption.relation ~ " is unchanged." ~ (" adopt_repair=" ~ (cfg.adopt_repair + repairable) | list ~ " would set those rows "
+        ~ "aside (docs/switching.md)" if repairable and repairable | length == refused | length else "")) }}
+  {%- endif -%}
+  {%- set set_aside = {} -%}
+  {%- for kind in cfg.adopt_repair if kind in found -%}
+    {%- do set_aside.update({kind: found[kind]['row_count'] | int}) -%}
+  {%- endfor -%}
+  {{ return({'rows': rows.all, 'set_aside': set_aside}) }}
+{% endmacro %}
+
+
+{#- The rows adopt_repair sets aside, as the snapshot holds them, with the
+    defect and the run that set them aside. -#}
+{% macro _scd2_hist_set_aside_sql(cfg, adoption, attribute_columns) %}
+    create or replace table {{ adoption.set_aside }}
+    using delta
+    as
+    {{ historize._scd2_hist_adoption_sql(cfg, adoption, attribute_columns) }}
+
+    select
+        _historize_adopted_row.*,
+        _historize_defect as historize_defect,
+        {{ historize._string_literal(historize.load_run_id()) }} as historize_load_run_id
+    from classified
+    where _historize_defect in ({% for kind in cfg.adopt_repair %}{{ historize._string_literal(kind) }}{{ ', ' if not loop.last }}{% endfor %})
+{% endmacro %}
+
+
+{#- The history table's rows: the snapshot's versions, in the table's columns. -#}
+{% macro _scd2_hist_adopted_versions_sql(cfg, adoption, business_columns, attribute_columns) %}
+  {%- set identity = [] -%}
+  {%- for name in cfg.unique_key -%}{%- do identity.append(historize._quote(name, 'versions')) -%}{%- endfor -%}
+    {{ historize._scd2_hist_adoption_sql(cfg, adoption, attribute_columns) }}
+
+    select
+        {{ historize.hash_key(identity + ['versions._historize_started_at']) }} as {{ historize._quote(cfg.version_key) }},
+        {{ historize._column_list(business_columns + [cfg.hash_column], 'versions', lines=true) }},
+        versions._historize_started_at as {{ historize._quote(cfg.valid_from) }},
+        versions._historize_span_end as {{ historize._quote(cfg.valid_to) }},
+        versions._historize_state as {{ historize._quote(cfg.state) }},
+        {{ historize._string_literal(historize.load_run_id()) }} as {{ historize._quote(cfg.load_run_id) }},
+        {{ historize._utc_literal(run_started_at) }} as {{ historize._quote(cfg.loaded_at) }}
+    from versions
+{% endmacro %}

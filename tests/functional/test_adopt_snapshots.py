@@ -1,0 +1,287 @@
+"""Adopting dbt snapshots into scd2_hist (option adopt_from): real snapshots made by
+`dbt snapshot` through three loads, for each strategy (timestamp, check) and each
+hard_deletes mode (invalidate, new_record), taken over and loaded three more times;
+against the history scd2_hist builds from the same
+loads from the start, and against tables computed by hand. Defective snapshots, made by
+hand as the dbt issues describe them, are refused, or repaired with their rows set aside,
+and a load killed after any statement of an adoption ends correct when rerun."""
+from __future__ import annotations
+
+import datetime as dt
+
+from conftest import StatementProbe, kill_after_each_write, schema_folder, tables_and_versions
+
+SOURCE = "id int, name string, tier int, updated_at timestamp"
+T = {n: dt.datetime(2026, 1, n, 6) for n in range(1, 7)}
+U = {n: T[n] - dt.timedelta(hours=1) for n in T}  # when a row's values changed, before load n
+
+
+def row(key, name, changed_in):
+    return (key, name, key, U[changed_in])
+
+
+# The source at each load: changes, deletions (3 at load 2, 4 at load 3, 5 at load 4,
+# 2 at load 5) and returns (3 at load 3, 4 at load 4, 5 at load 5). A returning row comes
+# back with a new updated_at, as a source that re-inserts it gives it.
+LOADS = {
+    1: [row(1, "a", 1), row(2, "b", 1), row(3, "c", 1), row(4, "d", 1)],
+    2: [row(1, "a2", 2), row(2, "b", 1), row(4, "d", 1), row(5, "e", 2)],
+    3: [row(1, "a2", 2), row(2, "b2", 3), row(3, "c", 3), row(5, "e", 2)],
+    4: [row(1, "a3", 4), row(2, "b2", 3), row(3, "c", 3), row(4, "d", 4)],
+    5: [row(1, "a3", 4), row(3, "c3", 5), row(4, "d", 4), row(5, "e", 5)],
+    6: [row(1, "a3", 4), row(3, "c3", 5), row(4, "d", 4), row(5, "e", 5)],
+}
+SNAPSHOTS = {
+    "snap_ts_invalidate": "strategy='timestamp', updated_at='updated_at', hard_deletes='invalidate'",
+    "snap_check_invalidate": "strategy='check', check_cols='all', hard_deletes='invalidate'",
+    "snap_check_new_record": ("strategy='check', check_cols='all', hard_deletes='new_record', "
+                              "snapshot_meta_column_names={'dbt_valid_from': 'valid_from', 'dbt_valid_to': 'valid_to', "
+                              "'dbt_is_deleted': 'is_deleted'}, dbt_valid_to_current=\"timestamp'9999-12-31 00:00:00'\""),
+}
+SHOWN = "id, name, tier, updated_at, version_started_at, version_ended_at, version_state"
+ORDER = "id, version_started_at"
+
+
+def expected_from_load_times(starts):
+    """The history after load 6, a version's start (and a change's end) at `starts[n]` for
+    a change at load n; deletions close at load times, and so does every change from load 4
+    on, loaded by scd2_hist itself."""
+    s = starts
+    return [
+        (1, "a", 1, U[1], s[1], s[2], "changed"),
+        (1, "a2", 1, U[2], s[2], T[4], "changed"),
+        (1, "a3", 1, U[4], T[4], None, "changed"),
+        (2, "b", 2, U[1], s[1], s[3], "changed"),
+        (2, "b2", 2, U[3], s[3], T[5], "deleted"),
+        (3, "c", 3, U[1], s[1], T[2], "deleted"),
+        (3, "c", 3, U[3], s[3], T[5], "changed"),
+        (3, "c3", 3, U[5], T[5], None, "changed"),
+        (4, "d", 4, U[1], s[1], T[3], "deleted"),
+        (4, "d", 4, U[4], T[4], None, "new"),
+        (5, "e", 5, U[2], s[2], T[4], "deleted"),
+        (5, "e", 5, U[5], T[5], None, "new"),
+    ]
+
+
+def load(project, number, *args, run_id=None, expect_success=True, callbacks=()):
+    project.create_source("src", SOURCE, LOADS[number])
+    variables = {"load_timestamp": T[number].strftime("%Y-%m-%d %H:%M:%S"), "load_run_id": run_id or f"r{number}"}
+    return project.run(*args, variables=variables, expect_success=expect_success, callbacks=callbacks)
+
+
+def history_model(project, name, options=""):
+    project.model(name, f"""
+        {{{{ config(materialized='scd2_hist', unique_key='id'{options}) }}}}
+        select id, name, tier, updated_at from {{{{ target.schema }}}}.src
+        """)
+
+
+def test_a_dbt_snapshot_adopted_gives_the_history_of_loading_it_from_the_start(project):
+    # the snapshots' time is the load's, as scd2_hist's load_timestamp
+    project.write("macros/snapshot_time.sql", """
+        {% macro spark__snapshot_get_time() %}{{ historize.load_timestamp_sql() }}{% endmacro %}
+        """)
+    for name, config in SNAPSHOTS.items():
+        project.write(f"snapshots/{name}.sql", f"""
+            {{% snapshot {name} %}}
+            {{{{ config(unique_key='id', file_format='delta', {config}) }}}}
+            select * from {{{{ target.schema }}}}.src
+            {{% endsnapshot %}}
+            """)
+        repair = ", adopt_repair=['keyless_deletion_record']" if "new_record" in name else ""
+        history_model(project, f"hist_{name}", f", adopt_from='{name}'{repair}")
+    history_model(project, "plain")
+    project.write("models/histories.yml", "version: 2\nmodels:\n" + "".join(f"""
+  - name: hist_{name}
+    data_tests:
+      - historize.one_open_version
+      - historize.no_overlapping_versions
+      - historize.no_gaps
+      - historize.open_version_unbounded
+""" for name in SNAPSHOTS))
+    for number in (1, 2, 3):
+        load(project, number, "build", "--select", "resource_type:snapshot", "plain")
+    snapshot_rows = {name: sorted(project.table(name), key=repr) for name in SNAPSHOTS}
+    snapshot_commits = {name: project.commits(name) for name in SNAPSHOTS}
+    # dbt's deletion records (new_record) carry no key (dbt-core 11949): the adoption sets them aside
+    assert project.table("snap_check_new_record", "id, name, valid_from, valid_to, is_deleted",
+                         "is_deleted, valid_from, id") == [
+        (1, "a", T[1], T[2], "False"), (2, "b", T[1], T[3], "False"), (3, "c", T[1], T[2], "False"),
+        (4, "d", T[1], T[3], "False"), (1, "a2", T[2], dt.datetime(9999, 12, 31), "False"),
+        (5, "e", T[2], dt.datetime(9999, 12, 31), "False"), (2, "b2", T[3], dt.datetime(9999, 12, 31), "False"),
+        (3, "c", T[3], dt.datetime(9999, 12, 31), "False"),
+        (None, None, T[2], dt.datetime(9999, 12, 31), "True"), (None, None, T[3], dt.datetime(9999, 12, 31), "True"),
+    ]
+    load(project, 4, "run")  # its rerun changes nothing: test_an_adoption_killed_after_any_statement_...
+    load(project, 5, "run")
+    load(project, 6, "build", "--exclude", "resource_type:snapshot")  # the invariant tests after it
+
+    from_the_start = expected_from_load_times(T)
+    assert project.table("plain", SHOWN, ORDER) == from_the_start
+    for name in SNAPSHOTS:
+        shown = project.table(f"hist_{name}", SHOWN, ORDER)
+        if "check" in name:
+            # the check strategy starts a version at the snapshot's time: the history is scd2_hist's
+            assert shown == from_the_start, name
+            assert (project.table(f"hist_{name}", f"hist_{name}_key, {SHOWN}", ORDER)
+                    == [(key,) + rest for (key, *_), rest in zip(project.table("plain", "plain_key", ORDER), from_the_start)])
+        else:
+            # the timestamp strategy starts it at the source's updated_at (deletions still close at load times)
+            assert shown == expected_from_load_times(U), name
+        # the versions adopted keep the adopting run's id; those written since, their own
+        assert project.table(f"hist_{name}", "distinct load_run_id", "load_run_id") == [("r4",), ("r5",)], name
+        if "new_record" in name:
+            assert project.table(f"hist_{name}__adopt_set_aside", "id, historize_defect, historize_load_run_id") == [
+                (None, "keyless_deletion_record", "r4")] * 2, name
+        assert sorted(project.table(name), key=repr) == snapshot_rows[name], name
+        assert project.commits(name) == snapshot_commits[name], name
+
+
+DBT_SNAPSHOT = "id int, name string, tier int, updated_at timestamp, dbt_scd_id string, dbt_updated_at timestamp, " \
+               "dbt_valid_from timestamp, dbt_valid_to timestamp"
+
+
+def snapshot_row(key, name, start, end):
+    return (key, name, 1, U[1], f"{key}-{start:%d}", start, start, end)
+
+
+# Each defect the way a dbt issue leaves it: two open versions of key 2 (dbt-core 10864),
+# a NULL in the key (11950), a version of key 3 equal to the one before it (11235), and
+# versions of key 4 that overlap, which no rule repairs.
+DEFECTIVE = [
+    snapshot_row(1, "a", T[1], T[2]), snapshot_row(1, "a2", T[2], None),
+    snapshot_row(2, "b", T[1], None), snapshot_row(2, "b2", T[2], None),
+    snapshot_row(None, "n", T[1], None),
+    snapshot_row(3, "c", T[1], T[2]), snapshot_row(3, "c", T[2], T[3]), snapshot_row(3, "c3", T[3], None),
+    snapshot_row(4, "d", T[1], T[3]), snapshot_row(4, "d2", T[2], None),
+]
+REPAIRS = "['null_key', 'two_open_versions', 'unchanged_version']"
+
+
+def defective_project(project):
+    for name in ("snap_refused", "snap_repaired"):
+        project.write(f"snapshots/{name}.sql", f"""
+            {{% snapshot {name} %}}
+            {{{{ config(unique_key='id', strategy='check', check_cols='all', file_format='delta') }}}}
+            select * from {{{{ target.schema }}}}.src
+            {{% endsnapshot %}}
+            """)
+    project.create_table("snap_refused", DBT_SNAPSHOT, DEFECTIVE)
+    project.create_table("snap_repaired", DBT_SNAPSHOT, [r for r in DEFECTIVE if r[0] != 4])
+    for name in ("refused", "repaired"):
+        project.model(f"hist_{name}", f"""
+            {{{{ config(materialized='scd2_hist', unique_key='id', adopt_from='snap_{name}'{f', adopt_repair={REPAIRS}' if name == 'repaired' else ''}) }}}}
+            select id, name, tier, updated_at from {{{{ target.schema }}}}.src
+            """)
+
+
+REPAIRED = [
+    (1, "a", T[1], T[2], "changed"), (1, "a2", T[2], None, "changed"),
+    (2, "b2", T[2], None, "new"),
+    (3, "c", T[1], T[3], "changed"), (3, "c3", T[3], T[4], "deleted"),
+]
+SET_ASIDE = [
+    (None, "n", T[1], None, "null_key", "r4"),
+    (2, "b", T[1], None, "two_open_versions", "r4"),
+    (3, "c", T[2], T[3], "unchanged_version", "r4"),
+]
+
+
+def test_a_defective_snapshot_is_refused_or_repaired_with_its_rows_set_aside(project):
+    defective_project(project)
+    project.create_source("src", SOURCE, [(1, "a2", 1, U[1]), (2, "b2", 1, U[1])])
+    with project.unchanged("snap_refused", "snap_repaired"):
+        failures = project.failures("run", variables={"load_timestamp": "2026-01-04 06:00:00", "load_run_id": "r4"})
+    table = f"{project.schema}.snap_refused"
+    assert list(failures) == ["hist_refused"]
+    assert (
+        f"historize: model hist_refused: cannot adopt snapshot snap_refused ({table}): "
+        "null_key (a NULL in the unique key (dbt-core 11950: a composite key holding a NULL gets a new row at every "
+        "run)): 1 row(s), e.g. (NULL) from 2026-01-01 06:00:00 to open. "
+        "two_open_versions (an open version beside another that started later (dbt-core 10864, and 4661 when two runs "
+        "overlap)): 1 row(s), e.g. (2) from 2026-01-01 06:00:00 to open. "
+        "overlapping_versions (a version that starts before the version before it ends): 1 row(s), "
+        "e.g. (4) from 2026-01-02 06:00:00 to open. "
+        "unchanged_version (a version equal to the one it follows, which it continues (dbt-core 11235: a value from "
+        "NULL to non-NULL)): 1 row(s), e.g. (3) from 2026-01-02 06:00:00 to 2026-01-03 06:00:00. "
+        f"Nothing was written; {table} is unchanged.") in failures["hist_refused"]
+    assert [table for _, table, temporary in project.sql(f"show tables in {project.schema} like 'hist_refused*'")
+            if not temporary] == []
+    # the repaired one: the rows each rule sets aside kept, then the load of 2026-01-04
+    assert project.table("hist_repaired", "id, name, version_started_at, version_ended_at, version_state",
+                         ORDER) == REPAIRED
+    assert project.table("hist_repaired__adopt_set_aside", "id, name, dbt_valid_from, dbt_valid_to, historize_defect, "
+                         "historize_load_run_id", "historize_defect") == SET_ASIDE
+
+
+def test_an_adoption_killed_after_any_statement_ends_correct_when_rerun(project):
+    defective_project(project)
+    (project.path / "models" / "hist_refused.sql").unlink()
+    project.create_source("src", SOURCE, [(1, "a2", 1, U[1]), (2, "b2", 1, U[1])])
+    schema_dir = schema_folder(project)
+    probe = lambda: tables_and_versions(schema_dir)  # noqa: E731
+    variables = {"load_timestamp": "2026-01-04 06:00:00", "load_run_id": "r4"}
+    reference = StatementProbe("hist_repaired", probe).started()
+    project.run("run", variables=variables, callbacks=[reference])
+    writing = reference.writes()
+    assert len(writing) == 3, writing  # the rows set aside, the table adopted, the load's MERGE
+    for name in ("hist_repaired", "hist_repaired__adopt_set_aside"):
+        project.sql(f"drop table {project.schema}.{name}")
+
+    def adopted_whole_or_not_at_all(kills):
+        tables = [name for name, _ in tables_and_versions(schema_dir)]
+        if "hist_repaired" in tables:
+            assert project.table("hist_repaired", "id, name, version_started_at, version_ended_at", ORDER) in (
+                [r[:4] for r in REPAIRED[:4]] + [(3, "c3", T[3], None)], [r[:4] for r in REPAIRED]), kills
+
+    kills = kill_after_each_write("hist_repaired", probe, writing, lambda callbacks: project.run(
+        "run", variables=variables, expect_success=False, callbacks=callbacks), adopted_whole_or_not_at_all)
+    assert len(kills) == 3, kills
+    assert project.table("hist_repaired", "id, name, version_started_at, version_ended_at, version_state",
+                         ORDER) == REPAIRED
+    assert project.table("hist_repaired__adopt_set_aside", "id, name, dbt_valid_from, dbt_valid_to, historize_defect, "
+                         "historize_load_run_id", "historize_defect") == SET_ASIDE
+
+
+LEGACY = "customer_id int, name string, eff_from date, eff_to date, is_current string, is_deleted boolean"
+FAR = dt.date(9999, 12, 31)
+D = {n: dt.date(2026, 1, n) for n in range(1, 5)}
+
+
+def test_any_scd2_table_is_adopted_by_the_columns_it_names(project):
+    """A table kept by a hand-written MERGE job: dates, a far-future end, a current flag
+    'Y'/'N' that decides which version is open, and a deletion record (key 2)."""
+    project.create_table("dim_customer", LEGACY, [
+        (1, "a", D[1], D[2], "N", False), (1, "a2", D[2], FAR, "Y", False),
+        (2, "b", D[1], D[3], "N", False), (2, "b", D[3], FAR, "Y", True),
+        (3, "c", D[1], FAR, "Y", False),
+    ])
+    columns = "{'valid_from': 'eff_from', 'valid_to': 'eff_to', 'current_flag': 'is_current', 'deleted': 'is_deleted'}"
+    table = "adopt_from=target.schema ~ '.dim_customer'"
+    for name, options in [("customer_hist", f"{table}, adopt_columns={columns}"),
+                          ("without_columns", f"{table}, adopt_columns={{'valid_from': 'eff_from'}}"),
+                          ("no_such_snapshot", "adopt_from='customer_snapshot'"),
+                          ("no_rule", f"{table}, adopt_columns={columns}, adopt_repair=['overlapping_versions']")]:
+        project.model(name, f"""
+            {{{{ config(materialized='scd2_hist', unique_key='customer_id', {options}) }}}}
+            select customer_id, name from {{{{ target.schema }}}}.customers
+            """)
+    project.create_source("customers", "customer_id int, name string", [(1, "a2"), (2, "b"), (3, "c3")])
+    with project.unchanged("dim_customer"):
+        failures = project.failures("run", variables={"load_timestamp": "2026-01-04 06:00:00", "load_run_id": "r4"})
+    assert sorted(failures) == ["no_rule", "no_such_snapshot", "without_columns"]
+    assert ("historize: model no_such_snapshot: adopt_from 'customer_snapshot': names no snapshot of this project "
+            "(its snapshots: none) and no table (schema.table). Nothing was written") in failures["no_such_snapshot"]
+    assert ("historize: model no_rule: adopt_repair names overlapping_versions; the defects it repairs: "
+            "keyless_deletion_record, null_key, two_open_versions, unchanged_version") in failures["no_rule"]
+    assert (f"historize: model without_columns: adopt_from '{project.schema}.dim_customer': a table that is not a "
+            "snapshot of this project needs adopt_columns with its valid_from and valid_to columns (and current_flag, "
+            "deleted if it has them); adopt_columns is {'valid_from': 'eff_from'}. Nothing was written"
+            ) in failures["without_columns"]
+    midnight = {n: dt.datetime(2026, 1, n) for n in range(1, 5)}
+    assert project.table("customer_hist", "customer_id, name, version_started_at, version_ended_at, version_state",
+                         "customer_id, version_started_at") == [
+        (1, "a", midnight[1], midnight[2], "changed"), (1, "a2", midnight[2], None, "changed"),
+        (2, "b", midnight[1], midnight[3], "deleted"), (2, "b", T[4], None, "new"),
+        (3, "c", midnight[1], T[4], "changed"), (3, "c3", T[4], None, "changed"),
+    ]
