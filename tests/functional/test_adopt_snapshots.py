@@ -1,6 +1,7 @@
 """Adopting dbt snapshots into scd2_hist (option adopt_from): real snapshots made by
-`dbt snapshot` through three loads, for each strategy (timestamp, check) and each
-hard_deletes mode (invalidate, new_record), taken over and loaded three more times;
+`dbt snapshot` through three loads (one with strategy timestamp and hard_deletes
+invalidate, one with check and new_record, custom meta column names and
+dbt_valid_to_current), taken over and loaded three more times;
 against the history scd2_hist builds from the same
 loads from the start, and against tables computed by hand. Defective snapshots, made by
 hand as the dbt issues describe them, are refused, or repaired with their rows set aside,
@@ -33,7 +34,6 @@ LOADS = {
 }
 SNAPSHOTS = {
     "snap_ts_invalidate": "strategy='timestamp', updated_at='updated_at', hard_deletes='invalidate'",
-    "snap_check_invalidate": "strategy='check', check_cols='all', hard_deletes='invalidate'",
     "snap_check_new_record": ("strategy='check', check_cols='all', hard_deletes='new_record', "
                               "snapshot_meta_column_names={'dbt_valid_from': 'valid_from', 'dbt_valid_to': 'valid_to', "
                               "'dbt_is_deleted': 'is_deleted'}, dbt_valid_to_current=\"timestamp'9999-12-31 00:00:00'\""),
@@ -284,4 +284,51 @@ def test_any_scd2_table_is_adopted_by_the_columns_it_names(project):
         (1, "a", midnight[1], midnight[2], "changed"), (1, "a2", midnight[2], None, "changed"),
         (2, "b", midnight[1], midnight[3], "deleted"), (2, "b", T[4], None, "new"),
         (3, "c", midnight[1], T[4], "changed"), (3, "c3", T[4], None, "changed"),
+    ]
+
+
+FIVETRAN = "id int, col1 string, _fivetran_start timestamp, _fivetran_end timestamp, _fivetran_active boolean, " \
+           "_fivetran_synced timestamp"
+EVENTS = "id int, col1 string, _fivetran_start timestamp, _fivetran_op string, _fivetran_synced timestamp"
+MS = dt.timedelta(milliseconds=1)
+TMAX = dt.datetime(9999, 12, 31, 23, 59, 59, 999000)
+S = {n: dt.datetime(2026, 2, n) for n in range(1, 6)}  # synced times
+
+
+def test_a_fivetran_history_table_is_adopted_then_loaded_or_refused_with_its_defects(project):
+    """A history-mode table as Fivetran writes it (intervals closed, a version ending 1 ms
+    before the next, at a delete's time, or at tmax while active), taken over by
+    fivetran_history, then its batch applied; one with two active versions and an overlap
+    is refused."""
+    project.create_table("fivetran_orders", FIVETRAN, [
+        (1, "a", T[1], T[2] - MS, False, S[1]), (1, "a2", T[2], TMAX, True, S[2]),
+        (2, "b", T[1], T[3], False, S[1]),
+        (3, "c", T[1], TMAX, True, S[1]),
+    ])
+    project.create_table("fivetran_broken", FIVETRAN, [
+        (1, "a", T[1], TMAX, True, S[1]), (1, "a2", T[2], TMAX, True, S[2]),
+        (4, "d", T[1], T[3], False, S[1]), (4, "d2", T[2], TMAX, True, S[2]),
+    ])
+    for name, table in [("orders_history", "fivetran_orders"), ("broken_history", "fivetran_broken")]:
+        project.model(name, f"""
+            {{{{ config(materialized='fivetran_history', unique_key='id', adopt_from=target.schema ~ '.{table}') }}}}
+            select * from {{{{ target.schema }}}}.events
+            """)
+    project.create_source("events", EVENTS, [
+        (1, "a3", T[5], "upsert", S[5]), (2, "b2", T[5], "upsert", S[5]), (3, None, T[5], "delete", S[5]),
+    ])
+    with project.unchanged("fivetran_orders", "fivetran_broken"):
+        failures = project.failures("run", variables={"load_timestamp": "2026-03-01 00:00:00", "load_run_id": "r1"})
+    assert list(failures) == ["broken_history"]
+    table = f"{project.schema}.fivetran_broken"
+    assert (f"historize: model broken_history: cannot adopt table {table}: two_open_versions (an open version "
+            "beside another that started later (dbt-core 10864, and 4661 when two runs overlap)): 1 row(s), e.g. (1) "
+            "from 2026-01-01 06:00:00 to 9999-12-31 23:59:59.999. overlapping_versions (a version that starts before "
+            "the version before it ends): 1 row(s), e.g. (4) from 2026-01-02 06:00:00 to 9999-12-31 23:59:59.999. "
+            f"Nothing was written; {table} is unchanged.") in failures["broken_history"]
+    assert project.table("orders_history", "*", "id, _fivetran_start") == [
+        (1, "a", T[1], T[2] - MS, False, S[1]), (1, "a2", T[2], T[5] - MS, False, S[2]),
+        (1, "a3", T[5], TMAX, True, S[5]),
+        (2, "b", T[1], T[3], False, S[1]), (2, "b2", T[5], TMAX, True, S[5]),
+        (3, "c", T[1], T[5], False, S[1]),
     ]

@@ -362,3 +362,34 @@ def test_a_renamed_model_takes_its_events_along(project):
     tables = sorted(row[1] for row in project.sql(f"show tables in {project.schema}") if not row[2])
     assert tables == ["events", "new_hist", "new_hist__historize_events"]
     assert project.table("new_hist", SHOWN, ORDER) == AFTER_2
+
+
+def test_versions_gone_from_the_source_log_are_refused(project):
+    """Delta's log cleanup removes a table's commit files older than its
+    delta.logRetentionDuration once a later checkpoint holds the table: the test removes
+    those of versions 0 to 2 as it would (a checkpoint at version 3 stays), so that version
+    2, which the model reads next, is gone from the log, and the load says so."""
+    customers = f"{project.schema}.customers"
+    project.sql(f"create table {customers} (id int, name string) using delta tblproperties ("
+                "'delta.enableChangeDataFeed' = 'true', 'delta.checkpointInterval' = '3')")
+    project.sql(f"insert into {customers} values (1, 'a')")  # version 1
+    project.write("models/sources.yml", f"version: 2\nsources:\n  - name: erp\n    schema: {project.schema}\n"
+                                        "    tables:\n      - name: customers\n")
+    project.model("hist", f"""
+        {{{{ config({FEED_CONFIG}) }}}}
+        select * from {{{{ historize.change_feed(source('erp', 'customers')) }}}}
+        """)
+    project.run("run", variables={"load_run_id": "r1"})  # consumed version 1
+    for name in ("a2", "a3", "a4"):
+        project.sql(f"update {customers} set name = '{name}' where id = 1")  # versions 2 to 4, a checkpoint at 3
+    log = schema_folder(project) / "customers" / "_delta_log"
+    for path in log.iterdir():
+        if path.name[:20].isdigit() and int(path.name[:20]) < 3 and path.suffix in (".json", ".crc"):
+            path.unlink()
+    dbt.spark().sql(f"refresh table {customers}")
+    assert min(row["version"] for row in project.history("customers")) == 3
+    with project.unchanged("hist", "hist__historize_events"):
+        error = project.fail("run", variables={"load_run_id": "r2"})
+    assert (f"historize: model hist: change_feed({customers}): versions 2 to 4 of {customers} are not all readable "
+            "any more (its log starts at version 3), so the changes since version 1, which this model consumed last, "
+            "are lost; load the table once as a snapshot: --vars '{change_feed_snapshot: true}'") in error

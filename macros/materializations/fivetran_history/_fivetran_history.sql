@@ -19,7 +19,93 @@
   }) -%}
   {#- Written after the select's columns, in this order. -#}
   {%- do cfg.update({'technical_columns': [cfg.valid_from, cfg.valid_to, cfg.current_flag, cfg.synced]}) -%}
+  {#- adopt_from: a Fivetran history-mode table (schema.table) whose versions the
+      model's first load takes over (adoption.sql); adopt_repair: the kinds of
+      defect repaired (their rows set aside) instead of refused. -#}
+  {%- do cfg.update(historize._adoption_options(cfg)) -%}
   {{ return(cfg) }}
+{% endmacro %}
+
+
+{#- Adoption: the Fivetran history-mode table adopt_from names, checked against
+    the model (its key and data columns, of the model's types or ones they
+    widen to; _fivetran_start, _fivetran_end, _fivetran_active), as
+    _check_adoption and _set_aside_sql read it. -#}
+{% macro _fivetran_history_adoption(cfg, history, columns) %}
+  {%- set relation = historize._adopted_relation(cfg) -%}
+  {%- set adoption = historize._adopted_columns(cfg, history, relation, columns.table_types[:(cfg.unique_key + columns.data) | length],
+        [cfg.valid_from, cfg.valid_to, cfg.current_flag]) -%}
+  {%- set held = adapter.get_columns_in_relation(relation) | map(attribute='name') | map('lower') | list -%}
+  {%- do adoption.update({'described': 'table ' ~ relation, 'has_synced': cfg.synced in held}) -%}
+  {{ return(adoption) }}
+{% endmacro %}
+
+
+{#- The adopted table's rows, each with its defect (_adoption_defects, or NULL),
+    as the CTE `classified`. A key's versions are closed intervals in
+    _fivetran_start order: one active at most (the last), each ending at or
+    after its start and before the next starts. -#}
+{% macro _fivetran_history_adoption_sql(cfg, adoption) %}
+  {%- set keys = cfg.unique_key -%}
+  {%- set by_key = historize._column_list(keys) -%}
+    with adopted_rows as (
+        select
+            {%- for column in adoption.columns %}
+            {{ historize._adopted_value(column, 'adopted') }} as {{ historize._quote(column[0]) }},
+            {%- endfor %}
+            cast({{ historize._quote(cfg.valid_from, 'adopted') }} as timestamp) as _historize_started_at,
+            cast({{ historize._quote(cfg.valid_to, 'adopted') }} as timestamp) as _historize_ended_at,
+            coalesce(cast({{ historize._quote(cfg.current_flag, 'adopted') }} as boolean), false) as _historize_active,
+            {%- if adoption.has_synced %}
+            cast({{ historize._quote(cfg.synced, 'adopted') }} as timestamp) as _historize_synced,
+            {%- else %}
+            {{ historize.load_timestamp_sql() }} as _historize_synced,
+            {%- endif %}
+            struct(adopted.*) as _historize_adopted_row
+        from {{ adoption.relation }} as adopted
+    ),
+
+    first_checks as (
+        select
+            adopted_rows.*,
+            case
+                when {{ historize._column_list(keys, suffix=' is null', separator=' or ') }} then 'null_key'
+                when _historize_started_at is null then 'missing_start'
+                when _historize_active and row_number() over (
+                    partition by {{ by_key }}
+                    order by _historize_active desc, _historize_started_at desc) > 1 then 'two_open_versions'
+                when _historize_ended_at is null or _historize_ended_at < _historize_started_at then 'empty_interval'
+            end as _historize_first_defect
+        from adopted_rows
+    ),
+
+    {#- The rows without a defect so far (first in each key's order), each against the one before it. -#}
+    classified as (
+        select
+            first_checks.*,
+            coalesce(_historize_first_defect, case
+                when lag(_historize_ended_at) over by_time >= _historize_started_at then 'overlapping_versions'
+            end) as _historize_defect
+        from first_checks
+        window by_time as (partition by {{ by_key }} order by _historize_first_defect is not null, _historize_started_at,
+            _historize_ended_at)
+    )
+{% endmacro %}
+
+
+{#- The table's rows: the versions of `rows_sql` (_fivetran_history_adoption_sql)
+    without defect, in the table's columns. -#}
+{% macro _fivetran_history_adopted_versions_sql(cfg, rows_sql, columns) %}
+    {{ rows_sql }}
+
+    select
+        {{ historize._column_list(cfg.unique_key + columns.data, 'classified', lines=true) }},
+        classified._historize_started_at as {{ historize._quote(cfg.valid_from) }},
+        classified._historize_ended_at as {{ historize._quote(cfg.valid_to) }},
+        classified._historize_active as {{ historize._quote(cfg.current_flag) }},
+        classified._historize_synced as {{ historize._quote(cfg.synced) }}
+    from classified
+    where classified._historize_defect is null
 {% endmacro %}
 
 

@@ -39,37 +39,13 @@
       its columns named by adopt_columns), whose versions the model's first load
       takes over (_scd2_hist_adopt.sql); adopt_repair: the kinds of defect found
       in it that are repaired (their rows set aside) instead of refused. -#}
-  {%- set adopt_from = historize._read_option('adopt_from', none) -%}
-  {%- set adopt_repair = historize._as_name_list('adopt_repair', historize._read_option('adopt_repair', [])) -%}
-  {%- set adopt_columns = historize._read_option('adopt_columns', {}) -%}
-  {%- if execute -%}
-    {%- set repairable = [] -%}
-    {%- for kind, defect in historize._scd2_hist_adoption_defects().items() if defect.repair -%}
-      {%- do repairable.append(kind) -%}
-    {%- endfor -%}
-    {%- if adopt_from is not none and (adopt_from is not string or adopt_from | trim == '') -%}
-      {{ exceptions.raise_compiler_error("historize: model " ~ cfg.model_name ~ ": adopt_from is '" ~ adopt_from
-          ~ "'; expected the name of a snapshot of this project") }}
-    {%- elif adopt_from is not none and input == 'changes' -%}
-      {{ exceptions.raise_compiler_error("historize: model " ~ cfg.model_name ~ ": adopt_from applies to input "
-          ~ "'snapshot'; input is 'changes'") }}
-    {%- elif adopt_repair and adopt_from is none -%}
-      {{ exceptions.raise_compiler_error("historize: model " ~ cfg.model_name ~ ": adopt_repair applies with "
-          ~ "adopt_from, which is not set") }}
-    {%- elif adopt_columns and (adopt_from is none or adopt_columns is not mapping
-          or adopt_columns.keys() | reject('in', ['valid_from', 'valid_to', 'current_flag', 'deleted']) | list) -%}
-      {{ exceptions.raise_compiler_error("historize: model " ~ cfg.model_name ~ ": adopt_columns is " ~ adopt_columns
-          ~ "; expected, with adopt_from naming a table, a mapping of valid_from, valid_to, current_flag and deleted "
-          ~ "to the table's columns") }}
-    {%- elif adopt_repair | reject('in', repairable) | list -%}
-      {{ exceptions.raise_compiler_error("historize: model " ~ cfg.model_name ~ ": adopt_repair names "
-          ~ adopt_repair | reject('in', repairable) | join(', ') ~ "; the defects it repairs: " ~ repairable | join(', ')) }}
-    {%- endif -%}
+  {%- set adoption = historize._adoption_options(cfg, with_columns=true) -%}
+  {%- if execute and adoption.adopt_from is not none and input == 'changes' -%}
+    {{ exceptions.raise_compiler_error("historize: model " ~ cfg.model_name ~ ": adopt_from applies to input "
+        ~ "'snapshot'; input is 'changes'") }}
   {%- endif -%}
+  {%- do cfg.update(adoption) -%}
   {%- do cfg.update({
-      'adopt_from': adopt_from | trim if adopt_from is string else none,
-      'adopt_repair': adopt_repair,
-      'adopt_columns': adopt_columns if adopt_columns is mapping else {},
       'input': input,
       'sequence_by': sequence_by,
       'deleted_when': deleted_when | trim if deleted_when is string else none,

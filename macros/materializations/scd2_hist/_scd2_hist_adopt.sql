@@ -1,28 +1,7 @@
-{#- Adopting a dbt snapshot (option adopt_from): the first load of an scd2_hist
-    model whose table does not exist yet reads the snapshot's table, checks
-    it, and writes its versions as the history; the load then goes on as on
-    any history table. See docs/switching.md. -#}
-
-{#- The defects an adoption looks for, in the order a row is checked: a row
-    gets the first that applies. `repair` is the rule that option
-    adopt_repair applies (the row set aside), none where no rule applies. -#}
-{% macro _scd2_hist_adoption_defects() %}
-  {{ return({
-      'keyless_deletion_record': {'found': 'a deletion record without its key (dbt-core 11949: hard_deletes new_record writes every column of it NULL)',
-                                  'repair': 'the record is set aside; the version before it still ends at the deletion'},
-      'null_key': {'found': 'a NULL in the unique key (dbt-core 11950: a composite key holding a NULL gets a new row at every run)',
-                   'repair': 'the row is set aside'},
-      'missing_start': {'found': 'no start (a NULL valid_from)', 'repair': none},
-      'two_open_versions': {'found': 'an open version beside another that started later (dbt-core 10864, and 4661 when two runs overlap)',
-                            'repair': 'every open version of a key but the one that started last is set aside'},
-      'after_load': {'found': "a time after this load's load_timestamp", 'repair': none},
-      'empty_interval': {'found': 'a version that ends at or before its start', 'repair': none},
-      'overlapping_versions': {'found': 'a version that starts before the version before it ends', 'repair': none},
-      'unchanged_version': {'found': 'a version equal to the one it follows, which it continues (dbt-core 11235: a value from NULL to non-NULL)',
-                            'repair': 'the version is set aside and the one before it ends where it ended'},
-  }) }}
-{% endmacro %}
-
+{#- Adopting a dbt snapshot or an SCD2 table (option adopt_from): the first
+    load of an scd2_hist model whose table does not exist yet reads the
+    table, checks it (adoption.sql), and writes its versions as the history;
+    the load then goes on as on any history table. See docs/switching.md. -#}
 
 {#- What adopt_from names, checked against the model: a snapshot of the
     project (its columns from its config: snapshot_meta_column_names, the
@@ -82,41 +61,17 @@
         ~ (snapshots | map(attribute='name') | sort | join(', ') or 'none') ~ ") and no table (schema.table). "
         ~ "Nothing was written") }}
   {%- endif -%}
-  {%- set held_types = {} -%}
-  {%- for column in adapter.get_columns_in_relation(relation) -%}
-    {%- do held_types.update({column.name | lower: column.data_type | lower}) -%}
-  {%- endfor -%}
-  {%- set needed = [adoption.valid_from, adoption.valid_to, adoption.current_flag, adoption.deleted, adoption.version_id] | select | list -%}
-  {%- set missing = needed | reject('in', held_types) | list -%}
-  {%- if missing -%}
-    {{ exceptions.raise_compiler_error(head ~ relation ~ " lacks the column(s) " ~ missing | join(', ')
-        ~ " (adopt_columns, or the snapshot's hard_deletes and snapshot_meta_column_names). Nothing was written") }}
-  {%- endif -%}
-  {#- The select's columns, as the table holds them. -#}
-  {%- set columns = [] -%}
-  {%- set problems = [] -%}
+  {%- set wanted = [] -%}
   {%- for column in select_columns if column.name | lower in business_columns or column.name | lower == cfg.hash_column -%}
-    {%- set name = column.name | lower -%}
-    {%- set wanted = column.data_type | lower -%}
-    {%- set held = held_types.get(name) -%}
-    {%- if held is none -%}
-      {%- do problems.append(name ~ " is not in it") -%}
-    {%- elif held != wanted and not historize._is_type_widening(held, wanted) -%}
-      {%- do problems.append(name ~ " is " ~ held ~ " there, " ~ wanted ~ " in the select") -%}
-    {%- endif -%}
-    {%- do columns.append((name, wanted, held != wanted)) -%}
+    {%- do wanted.append((column.name | lower, column.data_type | lower)) -%}
   {%- endfor -%}
-  {%- if problems -%}
-    {{ exceptions.raise_compiler_error(head ~ "the select's columns do not match " ~ relation ~ ": "
-        ~ problems | join('; ') ~ ". Nothing was written") }}
-  {%- endif -%}
-  {%- do adoption.update({'relation': relation, 'columns': columns,
-                          'set_aside': history.incorporate(path={'identifier': history.identifier ~ '__adopt_set_aside'})}) -%}
+  {%- do adoption.update(historize._adopted_columns(cfg, history, relation, wanted,
+        [adoption.valid_from, adoption.valid_to, adoption.current_flag, adoption.deleted, adoption.version_id])) -%}
   {{ return(adoption) }}
 {% endmacro %}
 
 
-{#- The snapshot's rows, each with its defect (_scd2_hist_adoption_defects, or
+{#- The adopted table's rows, each with its defect (_adoption_defects, or
     NULL), as the CTE `classified`, then `versions`: the rows without defect
     (with the repaired unchanged versions folded into the one they continue),
     deletion records (hard_deletes 'new_record') left out, each with its end
@@ -131,8 +86,8 @@
   {%- set valid_to = historize._quote(adoption.valid_to, 'adopted') -%}
     with adopted_rows as (
         select
-            {%- for name, type, widened in adoption.columns %}
-            {% if widened %}cast({{ historize._quote(name, 'adopted') }} as {{ type }}){% else %}{{ historize._quote(name, 'adopted') }}{% endif %} as {{ historize._quote(name) }},
+            {%- for column in adoption.columns %}
+            {{ historize._adopted_value(column, 'adopted') }} as {{ historize._quote(column[0]) }},
             {%- endfor %}
             {%- if cfg.hash_column not in adoption.columns | map(attribute=0) | list %}
             {{ historize.row_hash(attribute_columns, 'adopted') }} as {{ historize._quote(cfg.hash_column) }},
@@ -245,79 +200,11 @@
 {% endmacro %}
 
 
-{#- Checks the snapshot before anything is written: every defect found is
-    refused, with its rows' keys and intervals, unless adopt_repair names its
-    kind and a rule applies. Returns the rows each kind sets aside, and how
-    many rows the snapshot has. -#}
-{% macro _scd2_hist_check_adoption(cfg, adoption, attribute_columns) %}
-  {%- set keys = cfg.unique_key -%}
-  {%- set found_sql -%}
-    {{ historize._scd2_hist_adoption_sql(cfg, adoption, attribute_columns) }}
-
-    select
-        _historize_defect as defect,
-        count(*) as row_count,
-        concat_ws('; ', slice(array_sort(collect_list(case when _historize_defect is not null then concat('(', concat_ws(', ',
-            {%- for name in keys %} coalesce(cast({{ historize._quote(name) }} as string), 'NULL'){{ ',' if not loop.last }}{% endfor %}),
-            ') from ', coalesce(cast(_historize_started_at as string), 'NULL'),
-            ' to ', coalesce(cast(_historize_ended_at as string), 'open')) end)), 1, 5)) as examples
-    from classified
-    group by _historize_defect
-  {%- endset -%}
-  {%- set defects = historize._scd2_hist_adoption_defects() -%}
-  {%- set found = {} -%}
-  {%- set rows = {'all': 0} -%}
-  {%- for row in run_query(found_sql).rows -%}
-    {%- do rows.update({'all': rows.all + row['row_count'] | int}) -%}
-    {%- if row['defect'] is not none -%}
-      {%- do found.update({row['defect']: row}) -%}
-    {%- endif -%}
-  {%- endfor -%}
-  {%- set refused = [] -%}
-  {%- for kind, defect in defects.items() if kind in found and kind not in cfg.adopt_repair -%}
-    {%- set row = found[kind] -%}
-    {%- do refused.append(kind ~ " (" ~ defect.found ~ "): " ~ row['row_count'] ~ " row(s), e.g. " ~ row['examples']) -%}
-  {%- endfor -%}
-  {%- if refused -%}
-    {%- set repairable = [] -%}
-    {%- for kind, defect in defects.items() if kind in found and kind not in cfg.adopt_repair and defect.repair -%}
-      {%- do repairable.append(kind) -%}
-    {%- endfor -%}
-    {{ exceptions.raise_compiler_error("historize: model " ~ cfg.model_name ~ ": cannot adopt "
-        ~ adoption.described ~ ": " ~ refused | join('. ') ~ ". Nothing was written; "
-        ~ adoption.relation ~ " is unchanged." ~ (" adopt_repair=" ~ (cfg.adopt_repair + repairable) | list ~ " would set those rows "
-        ~ "aside (docs/switching.md)" if repairable and repairable | length == refused | length else "")) }}
-  {%- endif -%}
-  {%- set set_aside = {} -%}
-  {%- for kind in cfg.adopt_repair if kind in found -%}
-    {%- do set_aside.update({kind: found[kind]['row_count'] | int}) -%}
-  {%- endfor -%}
-  {{ return({'rows': rows.all, 'set_aside': set_aside}) }}
-{% endmacro %}
-
-
-{#- The rows adopt_repair sets aside, as the snapshot holds them, with the
-    defect and the run that set them aside. -#}
-{% macro _scd2_hist_set_aside_sql(cfg, adoption, attribute_columns) %}
-    create or replace table {{ adoption.set_aside }}
-    using delta
-    as
-    {{ historize._scd2_hist_adoption_sql(cfg, adoption, attribute_columns) }}
-
-    select
-        _historize_adopted_row.*,
-        _historize_defect as historize_defect,
-        {{ historize._string_literal(historize.load_run_id()) }} as historize_load_run_id
-    from classified
-    where _historize_defect in ({% for kind in cfg.adopt_repair %}{{ historize._string_literal(kind) }}{{ ', ' if not loop.last }}{% endfor %})
-{% endmacro %}
-
-
-{#- The history table's rows: the snapshot's versions, in the table's columns. -#}
-{% macro _scd2_hist_adopted_versions_sql(cfg, adoption, business_columns, attribute_columns) %}
+{#- The history table's rows: the versions of `rows_sql` (_scd2_hist_adoption_sql), in the table's columns. -#}
+{% macro _scd2_hist_adopted_versions_sql(cfg, rows_sql, business_columns) %}
   {%- set identity = [] -%}
   {%- for name in cfg.unique_key -%}{%- do identity.append(historize._quote(name, 'versions')) -%}{%- endfor -%}
-    {{ historize._scd2_hist_adoption_sql(cfg, adoption, attribute_columns) }}
+    {{ rows_sql }}
 
     select
         {{ historize.hash_key(identity + ['versions._historize_started_at']) }} as {{ historize._quote(cfg.version_key) }},

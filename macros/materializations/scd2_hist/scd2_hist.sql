@@ -104,20 +104,16 @@
       {#- The first load of a model with adopt_from takes over the snapshot's versions, checked
           before anything is written (_scd2_hist_adopt.sql); the load then goes on, on that table. -#}
       {%- set adoption = historize._scd2_hist_adoption(cfg, target_relation, select_columns, columns.business) -%}
-      {%- set adopted = historize._scd2_hist_check_adoption(cfg, adoption, columns.attributes) -%}
+      {%- set adopted_rows_sql = historize._scd2_hist_adoption_sql(cfg, adoption, columns.attributes) -%}
+      {%- set adopted = historize._check_adoption(cfg, adoption, adopted_rows_sql) -%}
       {%- if adopted.set_aside -%}
-        {%- call statement('set_aside') -%}
-          {{ historize._scd2_hist_set_aside_sql(cfg, adoption, columns.attributes) }}
-        {%- endcall -%}
-        {{ log("historize: " ~ cfg.model_name ~ ": set aside " ~ adopted.set_aside.values() | sum ~ " row(s) of "
-            ~ adoption.relation ~ " in " ~ adoption.set_aside ~ " (" ~ adopted.set_aside.items() | map('join', ': ') | join(', ')
-            ~ ")", info=true) }}
+        {{ historize._write_set_aside(cfg, adoption, adopted_rows_sql, adopted.set_aside) }}
       {%- endif -%}
       {%- set properties = historize._history_properties(cfg) -%}
       {%- do properties.update({'historize.adopted_from': adoption.relation | string}) -%}
       {%- call statement('adopt') -%}
         {{ historize._create_history_table_sql(target_relation, properties,
-            select_sql=historize._scd2_hist_adopted_versions_sql(cfg, adoption, columns.business, columns.attributes),
+            select_sql=historize._scd2_hist_adopted_versions_sql(cfg, adopted_rows_sql, columns.business),
             partition_by=cfg.partition_by) }}
       {%- endcall -%}
       {%- do adapter.cache_added(target_relation) -%}
