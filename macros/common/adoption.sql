@@ -186,3 +186,22 @@
   {{ log("historize: " ~ cfg.model_name ~ ": set aside " ~ set_aside.values() | sum ~ " row(s) of " ~ adoption.relation
       ~ " in " ~ adoption.set_aside ~ " (" ~ set_aside.items() | map('join', ': ') | join(', ') ~ ")", info=true) }}
 {% endmacro %}
+
+
+{#- The adoption's writes, once _check_adoption found nothing it refuses: the rows
+    set aside, then the history table `history` created from `versions_sql`, in one
+    commit, recording where it came from. -#}
+{% macro _adopt(cfg, history, adoption, rows_sql, versions_sql, partition_by=none) %}
+  {%- set adopted = historize._check_adoption(cfg, adoption, rows_sql) -%}
+  {%- if adopted.set_aside -%}
+    {{ historize._write_set_aside(cfg, adoption, rows_sql, adopted.set_aside) }}
+  {%- endif -%}
+  {%- set properties = historize._history_properties(cfg) -%}
+  {%- do properties.update({'historize.adopted_from': adoption.relation | string}) -%}
+  {%- call statement('adopt') -%}
+    {{ historize._create_history_table_sql(history, properties, select_sql=versions_sql, partition_by=partition_by) }}
+  {%- endcall -%}
+  {%- do adapter.cache_added(history) -%}
+  {{ log("historize: " ~ cfg.model_name ~ ": adopted " ~ adoption.relation ~ " (" ~ adopted.rows ~ " row(s)) as "
+      ~ history, info=true) }}
+{% endmacro %}

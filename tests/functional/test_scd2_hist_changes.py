@@ -109,6 +109,8 @@ def test_events_give_versions_by_the_rules_in_any_order_and_a_replay_changes_not
         "select count(*), count(distinct hist_key), count_if(hist_key = sha2(concat(cast(length(cast(id as string)) as "
         "string), ':', cast(id as string), cast(length(cast(version_started_at as string)) as string), ':', "
         f"cast(version_started_at as string)), 256)) from {project.schema}.hist") == [(10, 10, 10)]
+    # deletion vectors by default: a load marks the versions it closes
+    assert dict(project.sql(f"show tblproperties {project.schema}.hist"))["delta.enableDeletionVectors"] == "true"
 
 
 def test_a_delete_of_every_key_then_an_empty_batch(project):
@@ -290,6 +292,17 @@ FEED_CONFIG = ("materialized='scd2_hist', unique_key='id', input='changes', "
                "deleted_when=\"_change_type = 'delete'\"")
 
 
+def feed_model(project):
+    """The model `hist`, loading the Change Data Feed of the source erp.customers (the table
+    customers of the test's schema)."""
+    project.write("models/sources.yml", f"version: 2\nsources:\n  - name: erp\n    schema: {project.schema}\n"
+                                        "    tables:\n      - name: customers\n")
+    project.model("hist", f"""
+        {{{{ config({FEED_CONFIG}) }}}}
+        select * from {{{{ historize.change_feed(source('erp', 'customers')) }}}}
+        """)
+
+
 def commit_times(project, table: str) -> dict[int, dt.datetime]:
     return {row["version"]: row["timestamp"] for row in project.history(table)}
 
@@ -299,12 +312,7 @@ def test_a_delta_change_data_feed_builds_the_history_its_commits_mean(project):
     project.sql(f"create table {customers} (id int, name string, tier int) using delta "
                 "tblproperties ('delta.enableChangeDataFeed' = 'true')")
     project.sql(f"insert into {customers} values (1, 'a', 1), (2, 'b', 1), (3, 'c', 1)")  # version 1
-    project.write("models/sources.yml", f"version: 2\nsources:\n  - name: erp\n    schema: {project.schema}\n"
-                                        "    tables:\n      - name: customers\n")
-    project.model("hist", f"""
-        {{{{ config({FEED_CONFIG}) }}}}
-        select * from {{{{ historize.change_feed(source('erp', 'customers')) }}}}
-        """)
+    feed_model(project)
     # the first load reads the table as it is, at its current version
     project.run("run", variables={"load_run_id": "r1"})
     project.sql(f"update {customers} set name = 'a2' where id = 1")  # version 2
@@ -337,12 +345,7 @@ def test_a_delta_change_data_feed_builds_the_history_its_commits_mean(project):
 
 def test_a_source_without_the_change_data_feed_is_refused(project):
     project.sql(f"create table {project.schema}.customers (id int, name string) using delta")
-    project.write("models/sources.yml", f"version: 2\nsources:\n  - name: erp\n    schema: {project.schema}\n"
-                                        "    tables:\n      - name: customers\n")
-    project.model("hist", f"""
-        {{{{ config({FEED_CONFIG}) }}}}
-        select * from {{{{ historize.change_feed(source('erp', 'customers')) }}}}
-        """)
+    feed_model(project)
     error = project.fail("run")
     assert (f"historize: model hist: change_feed({project.schema}.customers): {project.schema}.customers does not have "
             "the table property delta.enableChangeDataFeed = true; set it (alter table "
@@ -373,12 +376,7 @@ def test_versions_gone_from_the_source_log_are_refused(project):
     project.sql(f"create table {customers} (id int, name string) using delta tblproperties ("
                 "'delta.enableChangeDataFeed' = 'true', 'delta.checkpointInterval' = '3')")
     project.sql(f"insert into {customers} values (1, 'a')")  # version 1
-    project.write("models/sources.yml", f"version: 2\nsources:\n  - name: erp\n    schema: {project.schema}\n"
-                                        "    tables:\n      - name: customers\n")
-    project.model("hist", f"""
-        {{{{ config({FEED_CONFIG}) }}}}
-        select * from {{{{ historize.change_feed(source('erp', 'customers')) }}}}
-        """)
+    feed_model(project)
     project.run("run", variables={"load_run_id": "r1"})  # consumed version 1
     for name in ("a2", "a3", "a4"):
         project.sql(f"update {customers} set name = '{name}' where id = 1")  # versions 2 to 4, a checkpoint at 3

@@ -29,19 +29,8 @@
         checked before anything is written (adoption.sql); the batch is then applied to them. -#}
     {%- set adoption = historize._fivetran_history_adoption(cfg, target_relation, columns) -%}
     {%- set adopted_rows_sql = historize._fivetran_history_adoption_sql(cfg, adoption) -%}
-    {%- set adopted = historize._check_adoption(cfg, adoption, adopted_rows_sql) -%}
-    {%- if adopted.set_aside -%}
-      {{ historize._write_set_aside(cfg, adoption, adopted_rows_sql, adopted.set_aside) }}
-    {%- endif -%}
-    {%- set properties = historize._history_properties(cfg) -%}
-    {%- do properties.update({'historize.adopted_from': adoption.relation | string}) -%}
-    {%- call statement('adopt') -%}
-      {{ historize._create_history_table_sql(target_relation, properties,
-          select_sql=historize._fivetran_history_adopted_versions_sql(cfg, adopted_rows_sql, columns)) }}
-    {%- endcall -%}
-    {%- do adapter.cache_added(target_relation) -%}
-    {{ log("historize: " ~ cfg.model_name ~ ": adopted " ~ adoption.relation ~ " (" ~ adopted.rows ~ " row(s)) as "
-        ~ target_relation, info=true) }}
+    {{ historize._adopt(cfg, target_relation, adoption, adopted_rows_sql,
+        historize._fivetran_history_adopted_versions_sql(cfg, adopted_rows_sql, columns)) }}
   {%- elif found.relation is none -%}
     {%- call statement('create_' ~ target_relation.identifier) -%}
       {{ historize._create_history_table_sql(target_relation, historize._history_properties(cfg),

@@ -58,6 +58,12 @@
       'loaded_at': 'loaded_at',
       'hash_column': 'row_hash',
   }) -%}
+  {#- From events, a load closes few versions spread over the open partition: deletion
+      vectors mark them instead of copying the files they sit in, so that its writes follow
+      its events, unless the model's tblproperties say otherwise. -#}
+  {%- if input == 'changes' and 'delta.enableDeletionVectors' not in cfg.tblproperties -%}
+    {%- do cfg.tblproperties.update({'delta.enableDeletionVectors': 'true'}) -%}
+  {%- endif -%}
   {#- Open versions apart from closed ones: a load reads and rewrites only the
       open partition (version_ended_at NULL) and adds the partition of its own
       load_timestamp, so its cost follows the open versions, not the history.

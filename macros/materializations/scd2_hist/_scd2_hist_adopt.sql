@@ -42,11 +42,7 @@
                         'current_flag': none, 'deleted': meta.dbt_is_deleted if hard_deletes == 'new_record' else none,
                         'version_id': meta.dbt_scd_id} -%}
   {%- elif cfg.adopt_from.split('.') | length == 2 -%}
-    {%- set parts = cfg.adopt_from.split('.') -%}
-    {%- set relation = adapter.get_relation(database=none, schema=parts[0] | trim, identifier=parts[1] | trim) -%}
-    {%- if relation is none -%}
-      {{ exceptions.raise_compiler_error(head ~ "no such table. Nothing was written") }}
-    {%- endif -%}
+    {%- set relation = historize._adopted_relation(cfg) -%}
     {%- if not (cfg.adopt_columns.get('valid_from') and cfg.adopt_columns.get('valid_to')) -%}
       {{ exceptions.raise_compiler_error(head ~ "a table that is not a snapshot of this project needs adopt_columns "
           ~ "with its valid_from and valid_to columns (and current_flag, deleted if it has them); adopt_columns is "

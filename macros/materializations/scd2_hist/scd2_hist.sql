@@ -105,20 +105,8 @@
           before anything is written (_scd2_hist_adopt.sql); the load then goes on, on that table. -#}
       {%- set adoption = historize._scd2_hist_adoption(cfg, target_relation, select_columns, columns.business) -%}
       {%- set adopted_rows_sql = historize._scd2_hist_adoption_sql(cfg, adoption, columns.attributes) -%}
-      {%- set adopted = historize._check_adoption(cfg, adoption, adopted_rows_sql) -%}
-      {%- if adopted.set_aside -%}
-        {{ historize._write_set_aside(cfg, adoption, adopted_rows_sql, adopted.set_aside) }}
-      {%- endif -%}
-      {%- set properties = historize._history_properties(cfg) -%}
-      {%- do properties.update({'historize.adopted_from': adoption.relation | string}) -%}
-      {%- call statement('adopt') -%}
-        {{ historize._create_history_table_sql(target_relation, properties,
-            select_sql=historize._scd2_hist_adopted_versions_sql(cfg, adopted_rows_sql, columns.business),
-            partition_by=cfg.partition_by) }}
-      {%- endcall -%}
-      {%- do adapter.cache_added(target_relation) -%}
-      {{ log("historize: " ~ cfg.model_name ~ ": adopted " ~ adoption.relation ~ " (" ~ adopted.rows ~ " row(s)) as "
-          ~ target_relation, info=true) }}
+      {{ historize._adopt(cfg, target_relation, adoption, adopted_rows_sql,
+          historize._scd2_hist_adopted_versions_sql(cfg, adopted_rows_sql, columns.business), partition_by=cfg.partition_by) }}
       {%- set found = {'relation': target_relation, 'former': none} -%}
     {%- endif -%}
     {%- if found.relation is none -%}
