@@ -237,3 +237,42 @@ def test_a_run_overtaken_by_another_fails_cleanly_for_every_materialization(clus
             assert tables.audit(name) == as_text(expected(kind, race)["audit_after_rerun"]), name
         if race == "same" or name in REFUSES_OLDER:
             assert tables.versions(name) == versions_before_rerun[name], name
+
+
+def test_an_adopting_run_overtaken_by_another_fails_cleanly(cluster_project, running_cluster, tmp_path):
+    """Run A's first load of an scd2_hist model adopts an SCD2 table (adopt_from), then is held
+    before its MERGE; run B, an earlier load, finds the table and loads it. A's MERGE is then
+    refused by the guard, nothing of its load written; the adoption stands (its rows carry A's
+    run id), and A's rerun is an ordinary load after B's."""
+    tables = Tables(cluster_project.schema)
+    tables.create("legacy", "id int, name string, valid_from timestamp, valid_to timestamp",
+                  [(1, "a", T1, None), (2, "b", T1, None)])
+    for load, rows in enumerate(LOADS["hist"]):
+        tables.create(f"src_hist_{load}", KINDS["hist"][1], rows)
+    cluster_project.model("adopter", """
+        {{ config(materialized='scd2_hist', unique_key='id', adopt_from=target.schema ~ '.legacy',
+                  adopt_columns={'valid_from': 'valid_from', 'valid_to': 'valid_to'}) }}
+        select src.* from {{ target.schema }}.src_hist_{{ var('load') }} as src
+        """)
+    hold_dir = tmp_path / "hold"
+    hold_dir.mkdir()
+    run_a = start_run_a(cluster_project, running_cluster.thrift_port, hold_dir, threads=1)
+    wait_until_held(run_a, hold_dir, ["adopter"])
+    read_version = tables.commits("adopter") - 1  # A's adoption: the version its load read
+    cluster_project.run("run", variables=variables(B_LOAD["earlier"]))
+    # the race: A adopted the table and read it, then B wrote it, and A has not written its load yet
+    assert run_a.poll() is None, "run A went on before run B ended"
+    after_b_load = [(1, "a", T1, T2, "changed", "rB"), (1, "a2", T2, None, "changed", "rB"), (2, "b", T1, None, "new", "rA")]
+    assert tables.rows("adopter", *SHOWN["hist"]) == as_text(after_b_load)
+    (hold_dir / "release").touch()
+    output = run_a.communicate(timeout=300)[0]
+
+    assert run_a.returncode == 1, output
+    assert (f"historize: model adopter: {cluster_project.schema}.adopter was written by another run after version "
+            f"{read_version}, which this run read; nothing of this run was written to it. Rerun the model") in output
+    assert tables.rows("adopter", *SHOWN["hist"]) == as_text(after_b_load)
+    cluster_project.run("run", variables=variables(A_LOAD))
+    assert tables.rows("adopter", *SHOWN["hist"]) == as_text([
+        (1, "a", T1, T2, "changed", "rB"), (1, "a2", T2, T3, "changed", "rA"), (1, "a", T3, None, "changed", "rA"),
+        (2, "b", T1, T3, "changed", "rA"), (2, "b3", T3, None, "changed", "rA"), (3, "c", T3, None, "new", "rA"),
+    ])
