@@ -215,6 +215,53 @@ class Project:
         assert {name: (self.commits(name), sorted_rows(self.table(name))) for name in names} == before
 
 
+# A cluster test's tables and the values it expects, compared as the cluster's SQL casts them to text.
+
+def spark_text(value):
+    """A value as Spark casts it to a string (how the tables are compared)."""
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, dt.datetime):
+        text = value.strftime("%Y-%m-%d %H:%M:%S")
+        return text + (f".{value.microsecond:06d}".rstrip("0") if value.microsecond else "")
+    if isinstance(value, list):
+        return "[" + ", ".join(spark_text(item) for item in value) + "]"
+    return str(value)
+
+
+def as_text(rows: list[tuple]) -> list[tuple]:
+    return [tuple(spark_text(value) for value in row) for row in rows]
+
+
+class ClusterTables:
+    """The project's tables on the cluster (SQL on the current target)."""
+
+    def __init__(self, schema: str) -> None:
+        self.schema = schema
+
+    def create(self, name: str, ddl: str, rows: list[tuple]) -> None:
+        demo.query(f"create or replace table {self.schema}.{name} ({ddl}) using delta")
+        values = ", ".join("(" + ", ".join(sql_literal(value) for value in row) + ")" for row in rows)
+        demo.query(f"insert into {self.schema}.{name} values {values}")
+
+    def rows(self, name: str, columns: str, order: str) -> list[tuple]:
+        shown = ", ".join(f"cast({column.strip()} as string)" for column in columns.split(","))
+        return [tuple(row) for row in demo.query(f"select {shown} from {self.schema}.{name} order by {order}")[1]]
+
+    def commits(self, name: str) -> int:
+        return len(demo.query(f"describe history {self.schema}.{name}")[1])
+
+    def versions(self, name: str) -> tuple[int, ...]:
+        """How many commits a model's table (and its audit table) has."""
+        audit = (self.commits(f"{name}_audit"),) if name.startswith("dim_") else ()
+        return (self.commits(name), *audit)
+
+    def audit(self, name: str) -> list[tuple]:
+        return self.rows(f"{name}_audit", AUDIT, "change_ts, program_id")
+
+
 class RelationNames:
     """How the adapter of HISTORIZE_TARGET renders the relations of `schema` in the SQL it
     compiles: dbt-spark writes a table as `schema.name` and a session view as `name`;

@@ -16,9 +16,8 @@ import sys
 import time
 from pathlib import Path
 
-from conftest import AUDIT, DIM, PROGRAM_CONFIG, PROGRAM_SOURCE, SENTINEL, D, T1, T2, T3, T4, sql_literal
+from conftest import DIM, PROGRAM_CONFIG, PROGRAM_SOURCE, SENTINEL, ClusterTables, D, T1, T2, T3, T4, as_text
 from historize_tools import dbt_runner as dbt
-from historize_tools import demo
 from reference import MILLISECOND as MS
 from reference import TMAX
 
@@ -95,51 +94,6 @@ AUDIT_AFTER_B_THEN_A = audit_after_b(T2) + [("P1", "UPDATE", ["eligibility_thres
                                             ("P3", "INSERT", EVERYTHING, T3, "source_load", "rA")]
 
 
-def spark_text(value):
-    """A value as Spark casts it to a string (how the tables are compared)."""
-    if value is None or isinstance(value, str):
-        return value
-    if isinstance(value, bool):
-        return str(value).lower()
-    if isinstance(value, dt.datetime):
-        text = value.strftime("%Y-%m-%d %H:%M:%S")
-        return text + (f".{value.microsecond:06d}".rstrip("0") if value.microsecond else "")
-    if isinstance(value, list):
-        return "[" + ", ".join(spark_text(item) for item in value) + "]"
-    return str(value)
-
-
-def as_text(rows: list[tuple]) -> list[tuple]:
-    return [tuple(spark_text(value) for value in row) for row in rows]
-
-
-class Tables:
-    """The project's tables on the cluster (SQL on the current target)."""
-
-    def __init__(self, schema: str) -> None:
-        self.schema = schema
-
-    def create(self, name: str, ddl: str, rows: list[tuple]) -> None:
-        demo.query(f"create or replace table {self.schema}.{name} ({ddl}) using delta")
-        values = ", ".join("(" + ", ".join(sql_literal(value) for value in row) + ")" for row in rows)
-        demo.query(f"insert into {self.schema}.{name} values {values}")
-
-    def rows(self, name: str, columns: str, order: str) -> list[tuple]:
-        shown = ", ".join(f"cast({column.strip()} as string)" for column in columns.split(","))
-        return [tuple(row) for row in demo.query(f"select {shown} from {self.schema}.{name} order by {order}")[1]]
-
-    def commits(self, name: str) -> int:
-        return len(demo.query(f"describe history {self.schema}.{name}")[1])
-
-    def versions(self, name: str) -> tuple[int, ...]:
-        """How many commits a model's table (and its audit table) has."""
-        audit = (self.commits(f"{name}_audit"),) if name.startswith("dim_") else ()
-        return (self.commits(name), *audit)
-
-    def audit(self, name: str) -> list[tuple]:
-        return self.rows(f"{name}_audit", AUDIT, "change_ts, program_id")
-
-
 def expected(kind: str, race: str) -> dict:
     """The table (and audit table) once B has loaded, and once A has been rerun after it."""
     ft_later = AFTER_B_THEN_A["ft"][:1] + [(1, "y", E[2], E[4] - MS, False, T4)] + AFTER_B_THEN_A["ft"][2:]
@@ -184,7 +138,7 @@ def test_a_run_overtaken_by_another_fails_cleanly_for_every_materialization(clus
             {{{{ config({KINDS[kind][0]}) }}}}
             select src.* from {{{{ target.schema }}}}.src_{kind}_{{{{ var('load') }}}} as src
             """)
-    tables = Tables(cluster_project.schema)
+    tables = ClusterTables(cluster_project.schema)
     for kind, (_, ddl) in KINDS.items():
         for load, rows in enumerate(LOADS[kind]):
             tables.create(f"src_{kind}_{load}", ddl, rows)
@@ -244,7 +198,7 @@ def test_an_adopting_run_overtaken_by_another_fails_cleanly(cluster_project, run
     before its MERGE; run B, an earlier load, finds the table and loads it. A's MERGE is then
     refused by the guard, nothing of its load written; the adoption stands (its rows carry A's
     run id), and A's rerun is an ordinary load after B's."""
-    tables = Tables(cluster_project.schema)
+    tables = ClusterTables(cluster_project.schema)
     tables.create("legacy", "id int, name string, valid_from timestamp, valid_to timestamp",
                   [(1, "a", T1, None), (2, "b", T1, None)])
     for load, rows in enumerate(LOADS["hist"]):

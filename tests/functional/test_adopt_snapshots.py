@@ -1,11 +1,8 @@
-"""Adopting dbt snapshots into scd2_hist (option adopt_from): real snapshots made by
-`dbt snapshot` through three loads (one with strategy timestamp and hard_deletes
-invalidate, one with check and new_record, custom meta column names and
-dbt_valid_to_current), taken over and loaded three more times;
-against the history scd2_hist builds from the same
-loads from the start, and against tables computed by hand. Defective snapshots, made by
-hand as the dbt issues describe them, are refused, or repaired with their rows set aside,
-and a load killed after any statement of an adoption ends correct when rerun."""
+"""Adopting histories kept by other tools (option adopt_from), against tables computed by
+hand: defective snapshots, made by hand as the dbt issues describe them, refused, or
+repaired with their rows set aside; an SCD2 table by the columns it names; a Fivetran
+history-mode table; a load killed after any statement of an adoption, rerun. Real dbt
+snapshots taken over: tests/cluster/test_adopt_snapshots.py."""
 from __future__ import annotations
 
 import datetime as dt
@@ -15,126 +12,7 @@ from conftest import StatementProbe, kill_after_each_write, schema_folder, table
 SOURCE = "id int, name string, tier int, updated_at timestamp"
 T = {n: dt.datetime(2026, 1, n, 6) for n in range(1, 7)}
 U = {n: T[n] - dt.timedelta(hours=1) for n in T}  # when a row's values changed, before load n
-
-
-def row(key, name, changed_in):
-    return (key, name, key, U[changed_in])
-
-
-# The source at each load: changes, deletions (3 at load 2, 4 at load 3, 5 at load 4,
-# 2 at load 5) and returns (3 at load 3, 4 at load 4, 5 at load 5). A returning row comes
-# back with a new updated_at, as a source that re-inserts it gives it.
-LOADS = {
-    1: [row(1, "a", 1), row(2, "b", 1), row(3, "c", 1), row(4, "d", 1)],
-    2: [row(1, "a2", 2), row(2, "b", 1), row(4, "d", 1), row(5, "e", 2)],
-    3: [row(1, "a2", 2), row(2, "b2", 3), row(3, "c", 3), row(5, "e", 2)],
-    4: [row(1, "a3", 4), row(2, "b2", 3), row(3, "c", 3), row(4, "d", 4)],
-    5: [row(1, "a3", 4), row(3, "c3", 5), row(4, "d", 4), row(5, "e", 5)],
-    6: [row(1, "a3", 4), row(3, "c3", 5), row(4, "d", 4), row(5, "e", 5)],
-}
-SNAPSHOTS = {
-    "snap_ts_invalidate": "strategy='timestamp', updated_at='updated_at', hard_deletes='invalidate'",
-    "snap_check_new_record": ("strategy='check', check_cols='all', hard_deletes='new_record', "
-                              "snapshot_meta_column_names={'dbt_valid_from': 'valid_from', 'dbt_valid_to': 'valid_to', "
-                              "'dbt_is_deleted': 'is_deleted'}, dbt_valid_to_current=\"timestamp'9999-12-31 00:00:00'\""),
-}
-SHOWN = "id, name, tier, updated_at, version_started_at, version_ended_at, version_state"
 ORDER = "id, version_started_at"
-
-
-def expected_from_load_times(starts):
-    """The history after load 6, a version's start (and a change's end) at `starts[n]` for
-    a change at load n; deletions close at load times, and so does every change from load 4
-    on, loaded by scd2_hist itself."""
-    s = starts
-    return [
-        (1, "a", 1, U[1], s[1], s[2], "changed"),
-        (1, "a2", 1, U[2], s[2], T[4], "changed"),
-        (1, "a3", 1, U[4], T[4], None, "changed"),
-        (2, "b", 2, U[1], s[1], s[3], "changed"),
-        (2, "b2", 2, U[3], s[3], T[5], "deleted"),
-        (3, "c", 3, U[1], s[1], T[2], "deleted"),
-        (3, "c", 3, U[3], s[3], T[5], "changed"),
-        (3, "c3", 3, U[5], T[5], None, "changed"),
-        (4, "d", 4, U[1], s[1], T[3], "deleted"),
-        (4, "d", 4, U[4], T[4], None, "new"),
-        (5, "e", 5, U[2], s[2], T[4], "deleted"),
-        (5, "e", 5, U[5], T[5], None, "new"),
-    ]
-
-
-def load(project, number, *args, run_id=None, expect_success=True, callbacks=()):
-    project.create_source("src", SOURCE, LOADS[number])
-    variables = {"load_timestamp": T[number].strftime("%Y-%m-%d %H:%M:%S"), "load_run_id": run_id or f"r{number}"}
-    return project.run(*args, variables=variables, expect_success=expect_success, callbacks=callbacks)
-
-
-def history_model(project, name, options=""):
-    project.model(name, f"""
-        {{{{ config(materialized='scd2_hist', unique_key='id'{options}) }}}}
-        select id, name, tier, updated_at from {{{{ target.schema }}}}.src
-        """)
-
-
-def test_a_dbt_snapshot_adopted_gives_the_history_of_loading_it_from_the_start(project):
-    # the snapshots' time is the load's, as scd2_hist's load_timestamp
-    project.write("macros/snapshot_time.sql", """
-        {% macro spark__snapshot_get_time() %}{{ historize.load_timestamp_sql() }}{% endmacro %}
-        """)
-    for name, config in SNAPSHOTS.items():
-        project.write(f"snapshots/{name}.sql", f"""
-            {{% snapshot {name} %}}
-            {{{{ config(unique_key='id', file_format='delta', {config}) }}}}
-            select * from {{{{ target.schema }}}}.src
-            {{% endsnapshot %}}
-            """)
-        repair = ", adopt_repair=['keyless_deletion_record']" if "new_record" in name else ""
-        history_model(project, f"hist_{name}", f", adopt_from='{name}'{repair}")
-    history_model(project, "plain")
-    project.write("models/histories.yml", "version: 2\nmodels:\n" + "".join(f"""
-  - name: hist_{name}
-    data_tests:
-      - historize.one_open_version
-      - historize.no_overlapping_versions
-      - historize.no_gaps
-      - historize.open_version_unbounded
-""" for name in SNAPSHOTS))
-    for number in (1, 2, 3):
-        load(project, number, "build", "--select", "resource_type:snapshot", "plain")
-    snapshot_rows = {name: sorted(project.table(name), key=repr) for name in SNAPSHOTS}
-    snapshot_commits = {name: project.commits(name) for name in SNAPSHOTS}
-    # dbt's deletion records (new_record) carry no key (dbt-core 11949): the adoption sets them aside
-    assert project.table("snap_check_new_record", "id, name, valid_from, valid_to, is_deleted",
-                         "is_deleted, valid_from, id") == [
-        (1, "a", T[1], T[2], "False"), (2, "b", T[1], T[3], "False"), (3, "c", T[1], T[2], "False"),
-        (4, "d", T[1], T[3], "False"), (1, "a2", T[2], dt.datetime(9999, 12, 31), "False"),
-        (5, "e", T[2], dt.datetime(9999, 12, 31), "False"), (2, "b2", T[3], dt.datetime(9999, 12, 31), "False"),
-        (3, "c", T[3], dt.datetime(9999, 12, 31), "False"),
-        (None, None, T[2], dt.datetime(9999, 12, 31), "True"), (None, None, T[3], dt.datetime(9999, 12, 31), "True"),
-    ]
-    load(project, 4, "run")  # its rerun changes nothing: test_an_adoption_killed_after_any_statement_...
-    load(project, 5, "run")
-    load(project, 6, "build", "--exclude", "resource_type:snapshot")  # the invariant tests after it
-
-    from_the_start = expected_from_load_times(T)
-    assert project.table("plain", SHOWN, ORDER) == from_the_start
-    for name in SNAPSHOTS:
-        shown = project.table(f"hist_{name}", SHOWN, ORDER)
-        if "check" in name:
-            # the check strategy starts a version at the snapshot's time: the history is scd2_hist's
-            assert shown == from_the_start, name
-            assert (project.table(f"hist_{name}", f"hist_{name}_key, {SHOWN}", ORDER)
-                    == [(key,) + rest for (key, *_), rest in zip(project.table("plain", "plain_key", ORDER), from_the_start)])
-        else:
-            # the timestamp strategy starts it at the source's updated_at (deletions still close at load times)
-            assert shown == expected_from_load_times(U), name
-        # the versions adopted keep the adopting run's id; those written since, their own
-        assert project.table(f"hist_{name}", "distinct load_run_id", "load_run_id") == [("r4",), ("r5",)], name
-        if "new_record" in name:
-            assert project.table(f"hist_{name}__adopt_set_aside", "id, historize_defect, historize_load_run_id") == [
-                (None, "keyless_deletion_record", "r4")] * 2, name
-        assert sorted(project.table(name), key=repr) == snapshot_rows[name], name
-        assert project.commits(name) == snapshot_commits[name], name
 
 
 DBT_SNAPSHOT = "id int, name string, tier int, updated_at timestamp, dbt_scd_id string, dbt_updated_at timestamp, " \
