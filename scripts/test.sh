@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite: set up (idempotent), then pytest (unit and functional
-# tests, a SparkSession in each of two processes; the demo test lints the generated
-# SQL; the cluster tests in a third process beside them), sqlfluff over the models, and the
+# tests, one SparkSession; the demo test lints the generated SQL; the cluster
+# tests in a second process beside them), sqlfluff over the models, and the
 # dbt-checkpoint checks. Fails if any of them fails. Extra arguments go to pytest.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
@@ -14,9 +14,9 @@ step() {
   if "$@"; then printf '== %s: ok\n' "$name"; else printf '== %s: FAILED\n' "$name"; status=1; fi
 }
 
-# Three workers: the embedded Spark's tests in two (a JVM each), the cluster's in the
-# third (their Spark runs in the cluster's JVMs); conftest.py schedules them so.
-step "pytest" python -m pytest --numprocesses 3 --durations=10 "$@"
+# Two workers: the embedded Spark's tests in one (one JVM), the cluster's in the
+# other (their Spark runs in the cluster's JVMs); conftest.py schedules them so.
+step "pytest" python -m pytest --numprocesses 2 --durations=10 "$@"
 step "sqlfluff" sqlfluff lint models
 step "dbt-checkpoint checks" python -m historize_tools.checks
 exit "$status"

@@ -2,8 +2,8 @@
 SparkSession (started by the first dbt command), each test in a project of its
 own that installs historize as a local package, in a schema of its own. The
 cluster tests run dbt's `thrift` target against a Spark cluster instead, and
-never start the embedded Spark: ./scripts/test.sh runs them in a process of
-their own (pytest-xdist), beside the two embedded Sparks' (SPARK_SCOPES)."""
+never start the embedded Spark: ./scripts/test.sh runs them in a second
+process (pytest-xdist), beside the embedded Spark's."""
 from __future__ import annotations
 
 import contextlib
@@ -393,29 +393,23 @@ def schema_folder(project) -> Path:
 
 
 # The folders and the scope each belongs to: under pytest-xdist a scope goes to one worker
-# as a whole. The embedded Spark's tests (tests/functional) take the longest: they are two
-# scopes, each in a worker of its own with its own SparkSession (the property, kill and
-# adoption tests in the second); the quickstart's test (tests/user) runs its Spark in a process
-# of its own, and the unit tests run none, so they go with the cluster's tests, whose worker
-# mostly waits. A worker never runs both the embedded Spark and the cluster.
+# as a whole. The embedded Spark's tests (tests/functional) take the longest, in one worker;
+# the quickstart's test (tests/user) runs its Spark in a process of its own, and the unit tests
+# run none, so they go with the cluster's tests, whose worker mostly waits.
 SPARK_SCOPES = {"functional": "functional", "cluster": "cluster", "user": "cluster", "unit": "cluster"}
-SECOND_SPARK = ("properties", "kill_and_rerun", "hostile_names", "adopt_snapshots")
 
 
 def pytest_xdist_make_scheduler(config: pytest.Config, log):
-    """pytest-xdist's scheduling by scope, as SPARK_SCOPES maps folders to scopes (and
-    SECOND_SPARK names the functional test files of the second embedded Spark's worker):
-    the embedded Spark's tests share a SparkSession per worker, and the cluster's (tests/cluster,
-    with tests/user and tests/unit) run beside them in another; any other test goes anywhere."""
+    """pytest-xdist's scheduling by scope, as SPARK_SCOPES maps folders to scopes: the
+    embedded Spark's tests (tests/functional) share one SparkSession in one worker, and
+    the cluster's (tests/cluster, with tests/user and tests/unit) run beside them in
+    another; any other test goes anywhere."""
     from xdist.scheduler import LoadScopeScheduling
 
     class BySparkFolder(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
-            path = Path(nodeid.split("::")[0])
-            scope = SPARK_SCOPES.get(path.parent.name, nodeid)
-            if scope == "functional" and any(part in path.stem for part in SECOND_SPARK):
-                return "functional_second"
-            return scope
+            folder = Path(nodeid.split("::")[0]).parent.name
+            return SPARK_SCOPES.get(folder, nodeid)
 
     return BySparkFolder(config, log)
 
