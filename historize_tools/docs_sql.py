@@ -94,11 +94,28 @@ RENDERED = {
         "load_columns.business, load_columns.attributes, "
         "historize._unchanged_since({'relation': this, 'version': 12, 'scope': none, 'rows': 4000}, cfg, "
         "refuse_older=false)) }}"),
+    # the history an adoption creates (option adopt_from) from a dbt snapshot of the check
+    # strategy with hard_deletes='new_record', its columns as the select has them
+    "scd2_hist-adopt": Rendered(
+        "customer_adopted", "materialized='view', unique_key='customer_id', meta={'adopt_from': 'customers_snapshot'}",
+        "[api.Column.create('customer_id', 'int'), api.Column.create('name', 'string'), "
+        "api.Column.create('tier', 'string')]",
+        "{%- set cfg = historize._scd2_hist_config() -%}"
+        "{%- set load_columns = historize._scd2_hist_columns(cfg, columns) -%}"
+        "{%- set adoption = {'described': 'snapshot customers_snapshot', "
+        "'relation': this.incorporate(path={'identifier': 'customers_snapshot'}), "
+        "'columns': [('customer_id', 'int', false), ('name', 'string', false), ('tier', 'string', false)], "
+        "'valid_from': 'dbt_valid_from', 'valid_to': 'dbt_valid_to', 'open_end': none, 'current_flag': none, "
+        "'deleted': 'dbt_is_deleted', 'version_id': 'dbt_scd_id'} -%}"
+        "{{ historize._scd2_hist_adopted_versions_sql(cfg, historize._scd2_hist_adoption_sql(cfg, adoption, "
+        "load_columns.attributes), load_columns.business) }}"),
 }
 
 
 def render() -> dict[str, str]:
     """Every statement of RENDERED, as `dbt compile` renders it, blank lines left out."""
+    models = [rendered.model for rendered in RENDERED.values()]
+    assert len(set(models)) == len(models), f"two statements rendered for one model: {models}"
     with tempfile.TemporaryDirectory(prefix="historize-docs-sql-") as folder:
         project = dbt.package_project(Path(folder), dbt.project_yml("docs_sql"))
         for name, rendered in RENDERED.items():

@@ -2,8 +2,8 @@
 # The dbt lanes beside the main stack, each in a virtual environment of its own
 # (.venv-<lane>, from scripts/lanes/<lane>.txt; idempotent like setup.sh):
 #   dbt-1.12    dbt-core 1.12 with dbt-spark 1.11: the unit tests, each materialization's
-#               main scenarios, the invariant tests, the point-in-time macros and the
-#               README's quickstart, on the embedded Spark.
+#               main scenarios, the invariant tests, the point-in-time macros, real dbt
+#               snapshots adopted and the README's quickstart, on the embedded Spark.
 #   databricks  dbt-databricks 1.12.7: a user project on a databricks profile parses, the
 #               materializations' SQL renders on the databricks adapter, the generic tests
 #               and point-in-time models compile (no workspace is reached).
@@ -38,7 +38,8 @@ run_lane() {
     dbt-1.12)
       PYTHONPATH="$HISTORIZE_HOME" "$venv/bin/python" -m pytest -p no:cacheprovider "$@" tests/unit/test_scd2_hist_sql.py \
         tests/functional/test_scd2_hist.py tests/functional/test_scd_type6.py tests/functional/test_fivetran_history.py \
-        tests/functional/test_invariants.py tests/functional/test_point_in_time.py tests/user ;;
+        tests/functional/test_invariants.py tests/functional/test_point_in_time.py \
+        tests/functional/test_adopt_snapshots.py tests/lanes tests/user ;;
     databricks)
       HISTORIZE_TARGET=databricks PYTHONPATH="$HISTORIZE_HOME" "$venv/bin/python" -m pytest -p no:cacheprovider "$@" \
         tests/unit/test_scd2_hist_sql.py tests/unit/test_statements_sql.py tests/databricks ;;

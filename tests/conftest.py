@@ -215,7 +215,7 @@ class Project:
         assert {name: (self.commits(name), sorted_rows(self.table(name))) for name in names} == before
 
 
-# A cluster test's tables and the values it expects, compared as the cluster's SQL casts them to text.
+# A test's tables on either target and the values it expects, compared as Spark's SQL casts them to text.
 
 def spark_text(value):
     """A value as Spark casts it to a string (how the tables are compared)."""
@@ -235,8 +235,9 @@ def as_text(rows: list[tuple]) -> list[tuple]:
     return [tuple(spark_text(value) for value in row) for row in rows]
 
 
-class ClusterTables:
-    """The project's tables on the cluster (SQL on the current target)."""
+class TargetTables:
+    """The project's tables, by SQL on the current target: the cluster inside `on_cluster`,
+    else the embedded Spark; values compared as text (`as_text`)."""
 
     def __init__(self, schema: str) -> None:
         self.schema = schema

@@ -1,8 +1,9 @@
 """Run A of the concurrency tests: a dbt command in a process of its own, each
 model held right before its first guarded write (the first statement whose
-source carries the concurrency guard), after every read the load makes.
+source carries the concurrency guard), after every read the load makes; or,
+with --before, right before its first statement that starts with PREFIX.
 
-    python tests/held_run.py HOLD_DIR DBT_ARGUMENT...
+    python tests/held_run.py HOLD_DIR [--before PREFIX] DBT_ARGUMENT...
 
 When a model reaches that statement, the file HOLD_DIR/<model>.held appears and
 the model waits, its statement not yet sent, until HOLD_DIR/release exists.
@@ -24,9 +25,17 @@ HOLD_LIMIT_SECONDS = 300
 
 def main(hold_dir: Path, arguments: list[str]) -> int:
     held: set[str] = set()
+    before = None
+    if arguments[0] == "--before":
+        before, arguments = arguments[1].lower(), arguments[2:]
+
+    def holds_here(sql: str) -> bool:
+        if before is None:
+            return GUARD_COLUMN in sql
+        return sql.split("*/", 1)[-1].strip().lower().startswith(before)
 
     def hold(event) -> None:
-        if event.info.name != "SQLQuery" or GUARD_COLUMN not in event.data.sql:
+        if event.info.name != "SQLQuery" or not holds_here(event.data.sql):
             return
         model = event.data.node_info.unique_id.rsplit(".", 1)[-1]
         if model in held:

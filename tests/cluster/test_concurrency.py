@@ -16,8 +16,9 @@ import sys
 import time
 from pathlib import Path
 
-from conftest import DIM, PROGRAM_CONFIG, PROGRAM_SOURCE, SENTINEL, ClusterTables, D, T1, T2, T3, T4, as_text
+from conftest import DIM, PROGRAM_CONFIG, PROGRAM_SOURCE, SENTINEL, TargetTables, D, T1, T2, T3, T4, as_text
 from historize_tools import dbt_runner as dbt
+from historize_tools import demo
 from reference import MILLISECOND as MS
 from reference import TMAX
 
@@ -112,11 +113,13 @@ def variables(load: tuple) -> dict:
     return {"load_timestamp": at.strftime("%Y-%m-%d %H:%M:%S"), "load_run_id": run_id, "load": rows}
 
 
-def start_run_a(project, port: int, hold_dir: Path, threads: int) -> subprocess.Popen:
-    """Run A through the Thrift server, every model at once, each held before its first write."""
+def start_run_a(project, port: int, hold_dir: Path, threads: int, before: str | None = None) -> subprocess.Popen:
+    """Run A through the Thrift server, every model at once, each held before its first write
+    (or its first statement starting with `before`)."""
     env = dict(os.environ, HISTORIZE_THRIFT_HOST="127.0.0.1", HISTORIZE_THRIFT_PORT=str(port),
                HISTORIZE_SCHEMA=project.schema, HISTORIZE_TARGET="thrift")
-    command = [sys.executable, str(HELD_RUN), str(hold_dir), "run", "--target", "thrift", "--threads", str(threads),
+    hold_point = ["--before", before] if before else []
+    command = [sys.executable, str(HELD_RUN), str(hold_dir), *hold_point, "run", "--target", "thrift", "--threads", str(threads),
                "--project-dir", str(project.path), "--target-path", str(project.path / "target_a"),
                "--log-path", str(project.path / "logs_a"), "--vars", str(variables(A_LOAD))]
     return subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
@@ -138,7 +141,7 @@ def test_a_run_overtaken_by_another_fails_cleanly_for_every_materialization(clus
             {{{{ config({KINDS[kind][0]}) }}}}
             select src.* from {{{{ target.schema }}}}.src_{kind}_{{{{ var('load') }}}} as src
             """)
-    tables = ClusterTables(cluster_project.schema)
+    tables = TargetTables(cluster_project.schema)
     for kind, (_, ddl) in KINDS.items():
         for load, rows in enumerate(LOADS[kind]):
             tables.create(f"src_{kind}_{load}", ddl, rows)
@@ -193,21 +196,33 @@ def test_a_run_overtaken_by_another_fails_cleanly_for_every_materialization(clus
             assert tables.versions(name) == versions_before_rerun[name], name
 
 
+def adopter_model(project, tables: TargetTables) -> None:
+    """An scd2_hist model adopting an SCD2 table (adopt_from) at its first load."""
+    tables.create("legacy", "id int, name string, valid_from timestamp, valid_to timestamp",
+                  [(1, "a", T1, None), (2, "b", T1, None)])
+    for load, rows in enumerate(LOADS["hist"]):
+        tables.create(f"src_hist_{load}", KINDS["hist"][1], rows)
+    project.model("adopter", """
+        {{ config(materialized='scd2_hist', unique_key='id', adopt_from=target.schema ~ '.legacy',
+                  adopt_columns={'valid_from': 'valid_from', 'valid_to': 'valid_to'}) }}
+        select src.* from {{ target.schema }}.src_hist_{{ var('load') }} as src
+        """)
+
+
+# After B's earlier load, then A's rerun, whoever adopted the table.
+ADOPTED_AFTER_B_THEN_A = [
+    (1, "a", T1, T2, "changed", "rB"), (1, "a2", T2, T3, "changed", "rA"), (1, "a", T3, None, "changed", "rA"),
+    (2, "b", T1, T3, "changed", "rA"), (2, "b3", T3, None, "changed", "rA"), (3, "c", T3, None, "new", "rA"),
+]
+
+
 def test_an_adopting_run_overtaken_by_another_fails_cleanly(cluster_project, running_cluster, tmp_path):
     """Run A's first load of an scd2_hist model adopts an SCD2 table (adopt_from), then is held
     before its MERGE; run B, an earlier load, finds the table and loads it. A's MERGE is then
     refused by the guard, nothing of its load written; the adoption stands (its rows carry A's
     run id), and A's rerun is an ordinary load after B's."""
-    tables = ClusterTables(cluster_project.schema)
-    tables.create("legacy", "id int, name string, valid_from timestamp, valid_to timestamp",
-                  [(1, "a", T1, None), (2, "b", T1, None)])
-    for load, rows in enumerate(LOADS["hist"]):
-        tables.create(f"src_hist_{load}", KINDS["hist"][1], rows)
-    cluster_project.model("adopter", """
-        {{ config(materialized='scd2_hist', unique_key='id', adopt_from=target.schema ~ '.legacy',
-                  adopt_columns={'valid_from': 'valid_from', 'valid_to': 'valid_to'}) }}
-        select src.* from {{ target.schema }}.src_hist_{{ var('load') }} as src
-        """)
+    tables = TargetTables(cluster_project.schema)
+    adopter_model(cluster_project, tables)
     hold_dir = tmp_path / "hold"
     hold_dir.mkdir()
     run_a = start_run_a(cluster_project, running_cluster.thrift_port, hold_dir, threads=1)
@@ -226,7 +241,34 @@ def test_an_adopting_run_overtaken_by_another_fails_cleanly(cluster_project, run
             f"{read_version}, which this run read; nothing of this run was written to it. Rerun the model") in output
     assert tables.rows("adopter", *SHOWN["hist"]) == as_text(after_b_load)
     cluster_project.run("run", variables=variables(A_LOAD))
-    assert tables.rows("adopter", *SHOWN["hist"]) == as_text([
-        (1, "a", T1, T2, "changed", "rB"), (1, "a2", T2, T3, "changed", "rA"), (1, "a", T3, None, "changed", "rA"),
-        (2, "b", T1, T3, "changed", "rA"), (2, "b3", T3, None, "changed", "rA"), (3, "c", T3, None, "new", "rA"),
-    ])
+    assert tables.rows("adopter", *SHOWN["hist"]) == as_text(ADOPTED_AFTER_B_THEN_A)
+
+
+def test_two_runs_adopting_one_table_at_once_create_it_once(cluster_project, running_cluster, tmp_path):
+    """Run A's first load checks the SCD2 table it adopts, then is held before it creates the
+    history; run B adopts the same table and loads it. A's create fails on the table B
+    created, nothing of A written; A's rerun is an ordinary load after B's."""
+    tables = TargetTables(cluster_project.schema)
+    adopter_model(cluster_project, tables)
+    hold_dir = tmp_path / "hold"
+    hold_dir.mkdir()
+    run_a = start_run_a(cluster_project, running_cluster.thrift_port, hold_dir, threads=1,
+                        before=f"create table {cluster_project.schema}.adopter")
+    wait_until_held(run_a, hold_dir, ["adopter"])
+    assert "adopter" not in {row[1] for row in demo.query(f"show tables in {cluster_project.schema}")[1]}
+    cluster_project.run("run", variables=variables(B_LOAD["earlier"]))
+    # the race: A checked the table to adopt, then B adopted it and loaded, and A has not created it yet
+    assert run_a.poll() is None, "run A went on before run B ended"
+    after_b_load = [(1, "a", T1, T2, "changed", "rB"), (1, "a2", T2, None, "changed", "rB"), (2, "b", T1, None, "new", "rB")]
+    assert tables.rows("adopter", *SHOWN["hist"]) == as_text(after_b_load)
+    commits_after_b = tables.commits("adopter")
+    (hold_dir / "release").touch()
+    output = run_a.communicate(timeout=300)[0]
+
+    assert run_a.returncode == 1, output
+    assert (f"[TABLE_OR_VIEW_ALREADY_EXISTS] Cannot create table or view `{cluster_project.schema}`.`adopter` "
+            "because it already exists.") in output, output
+    assert tables.commits("adopter") == commits_after_b, "run A wrote"
+    assert tables.rows("adopter", *SHOWN["hist"]) == as_text(after_b_load)
+    cluster_project.run("run", variables=variables(A_LOAD))
+    assert tables.rows("adopter", *SHOWN["hist"]) == as_text(ADOPTED_AFTER_B_THEN_A)

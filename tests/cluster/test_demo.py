@@ -140,13 +140,16 @@ def lint(sql: str, generated: bool = False) -> list[str]:
 
 def generated_statements(recorder: dbt.EventRecorder) -> dict[str, str]:
     """The distinct statements the history models ran that historize wrote, by a
-    short name; also written to target/generated_sql/ for a look or a lint by hand."""
+    short name; also written to target/generated_sql/ for a look or a lint by hand.
+    Statements that differ only in their strings and numbers (a guard's version, an
+    instant) are one: the rules read neither."""
     found: dict[str, tuple[str, str]] = {}
     for node, sql in recorder.statements:
         name = node.rsplit(".", 1)[-1]
         body = re.sub(r"^\s*/\*.*?\*/\s*", "", sql, flags=re.S).strip()
         if name in HISTORY_MODELS and not body.lower().startswith(NOT_GENERATED):
-            found.setdefault(" ".join(body.split()), (f"{name}_{len(found):02d}", body + "\n"))
+            shape = re.sub(r"\b\d+\b", "0", re.sub(r"'(?:[^'\\]|\\.)*'", "''", " ".join(body.split())))
+            found.setdefault(shape, (f"{name}_{len(found):02d}", body + "\n"))
     out = dbt.ROOT / "target" / "generated_sql"
     shutil.rmtree(out, ignore_errors=True)
     out.mkdir(parents=True)

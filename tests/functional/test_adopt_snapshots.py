@@ -2,7 +2,7 @@
 hand: defective snapshots, made by hand as the dbt issues describe them, refused, or
 repaired with their rows set aside; an SCD2 table by the columns it names; a Fivetran
 history-mode table; a load killed after any statement of an adoption, rerun. Real dbt
-snapshots taken over: tests/cluster/test_adopt_snapshots.py."""
+snapshots taken over: tests/snapshot_adoption.py."""
 from __future__ import annotations
 
 import datetime as dt
@@ -136,10 +136,15 @@ def test_any_scd2_table_is_adopted_by_the_columns_it_names(project):
     ])
     columns = "{'valid_from': 'eff_from', 'valid_to': 'eff_to', 'current_flag': 'is_current', 'deleted': 'is_deleted'}"
     table = "adopt_from=target.schema ~ '.dim_customer'"
-    for name, options in [("customer_hist", f"{table}, adopt_columns={columns}"),
+    # the options under meta, as the docs give them, or in config()
+    for name, options in [("customer_hist", f"meta={{'adopt_from': target.schema ~ '.dim_customer', "
+                                            f"'adopt_columns': {columns}}}"),
                           ("without_columns", f"{table}, adopt_columns={{'valid_from': 'eff_from'}}"),
                           ("no_such_snapshot", "adopt_from='customer_snapshot'"),
-                          ("no_rule", f"{table}, adopt_columns={columns}, adopt_repair=['overlapping_versions']")]:
+                          ("no_rule", f"{table}, adopt_columns={columns}, adopt_repair=['overlapping_versions']"),
+                          ("repair_alone", "adopt_repair=['null_key']"),
+                          ("from_events", f"{table}, adopt_columns={columns}, input='changes', sequence_by='changed_at', "
+                                          "deleted_when='false'")]:
         project.model(name, f"""
             {{{{ config(materialized='scd2_hist', unique_key='customer_id', {options}) }}}}
             select customer_id, name from {{{{ target.schema }}}}.customers
@@ -147,7 +152,11 @@ def test_any_scd2_table_is_adopted_by_the_columns_it_names(project):
     project.create_source("customers", "customer_id int, name string", [(1, "a2"), (2, "b"), (3, "c3")])
     with project.unchanged("dim_customer"):
         failures = project.failures("run", variables={"load_timestamp": "2026-01-04 06:00:00", "load_run_id": "r4"})
-    assert sorted(failures) == ["no_rule", "no_such_snapshot", "without_columns"]
+    assert sorted(failures) == ["from_events", "no_rule", "no_such_snapshot", "repair_alone", "without_columns"]
+    assert ("historize: model repair_alone: adopt_repair applies with adopt_from, which is not set"
+            in failures["repair_alone"])
+    assert ("historize: model from_events: adopt_from applies to input 'snapshot'; input is 'changes'"
+            in failures["from_events"])
     assert ("historize: model no_such_snapshot: adopt_from 'customer_snapshot': names no snapshot of this project "
             "(its snapshots: none) and no table (schema.table). Nothing was written") in failures["no_such_snapshot"]
     assert ("historize: model no_rule: adopt_repair names overlapping_versions; the defects it repairs: "

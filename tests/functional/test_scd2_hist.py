@@ -224,16 +224,15 @@ def test_a_load_with_deletion_vectors_writes_only_the_rows_it_changes(project):
     assert metrics["hist_merge"]["numTargetDeletionVectorsAdded"] == "0"
 
 
-@pytest.mark.parametrize("rerun_strategy", STRATEGIES)
 @pytest.mark.parametrize(
-    "breaking_constraint, steps_done, rerun_deletes",
+    "breaking_constraint, steps_done, rerun_deletes, rerun_strategy",
     [
-        # fails step 2 (close deleted at T2): step 1 is committed
-        ("version_state <> 'deleted' or version_ended_at < timestamp'2026-01-02 06:00:00+00:00'", 1, 1),
-        # fails step 3 (open versions starting at T2): steps 1 and 2 are committed
-        ("version_ended_at is not null or version_started_at < timestamp'2026-01-02 06:00:00+00:00'", 2, 0),
+        # fails step 2 (close deleted at T2): step 1 is committed; rerun as one MERGE
+        ("version_state <> 'deleted' or version_ended_at < timestamp'2026-01-02 06:00:00+00:00'", 1, 1, "merge"),
+        # fails step 3 (open versions starting at T2): steps 1 and 2 are committed; rerun in steps
+        ("version_ended_at is not null or version_started_at < timestamp'2026-01-02 06:00:00+00:00'", 2, 0, "ordered"),
     ],
-    ids=["after-step-1", "after-step-2"],
+    ids=["after-step-1-merge", "after-step-2-ordered"],
 )
 def test_ordered_run_interrupted_after_a_step_ends_correct_when_rerun(project, breaking_constraint, steps_done,
                                                                       rerun_deletes, rerun_strategy):

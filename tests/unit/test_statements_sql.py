@@ -5,6 +5,8 @@ every insert names its columns; on the adapter of HISTORIZE_TARGET, as
 tests/unit/test_scd2_hist_sql.py renders scd2_hist's statements."""
 from __future__ import annotations
 
+import re
+
 import pytest
 import sqlfluff
 
@@ -121,3 +123,32 @@ def test_scd2_hist_events_merge_rebuilds_the_pending_keys_and_writes_the_differe
     assert ("(count(*) = 4000 and coalesce(max(_metadata.row_commit_version), -1) <= 12) or raise_error('historize: "
             f"model customer_hist: {table} was written by another run after version 12") in sql
     assert sql.count("merge into") == 1
+
+
+def test_scd2_hist_adoption_reads_the_snapshot_once_and_orders_each_key_by_time(rendered, names):
+    sql = rendered["scd2_hist-adopt"]
+    snapshot = names.table("customers_snapshot")
+    # the snapshot's columns as the model holds them, its interval and deletion records read once
+    assert sql.startswith("with adopted_rows as ( select adopted.`customer_id` as `customer_id`, adopted.`name` as "
+                          "`name`, adopted.`tier` as `tier`, sha2(")
+    assert ("cast(adopted.`dbt_valid_from` as timestamp) as _historize_started_at, case when adopted.`dbt_valid_to` "
+            "is null or adopted.`dbt_valid_to` >= timestamp'9999-01-01' then cast(null as timestamp) "
+            "else cast(adopted.`dbt_valid_to` as timestamp) end as _historize_ended_at") in sql
+    assert ("coalesce(lower(cast(adopted.`dbt_is_deleted` as string)) in ('true', '1', 'y', 'yes'), false) "
+            "as _historize_deletion") in sql
+    # the steps, in order, each reading the one before; the snapshot the only table read
+    steps = ["adopted_rows", "first_checks", "classified", "kept", "spans", "neighbours", "versions"]
+    assert re.findall(r"(\w+) as \( select", sql) == steps
+    assert re.findall(r" from (\S+)", sql) == [snapshot, *steps]
+    # every window over the key alone (one shuffle); a repaired run of unchanged versions, by key and run
+    assert sql.count("partition by `customer_id`") == 5
+    assert sql.count("partition by `customer_id`, _historize_run") == 1
+    # the history's columns, the version key from the key and the start
+    assert sql.endswith("select sha2(concat(cast(length(cast(versions.`customer_id` as string)) as string), ':', "
+                        "coalesce(cast(versions.`customer_id` as string), ''), cast(length(cast(versions."
+                        "_historize_started_at as string)) as string), ':', coalesce(cast(versions._historize_started_at "
+                        "as string), '')), 256) as `customer_adopted_key`, versions.`customer_id`, versions.`name`, "
+                        "versions.`tier`, versions.`row_hash`, versions._historize_started_at as `version_started_at`, "
+                        "versions._historize_span_end as `version_ended_at`, versions._historize_state as "
+                        "`version_state`, 'r2' as `load_run_id`, timestamp'2026-01-02 06:05:00.000000+00:00' as "
+                        "`loaded_at` from versions")

@@ -79,7 +79,7 @@
         from adopted_rows
     ),
 
-    {#- The rows without a defect so far (first in each key's order), each against the one before it. -#}
+    {#- The rows without a defect so far (first in each key's order), each against the one before it. #}
     classified as (
         select
             first_checks.*,

@@ -133,7 +133,7 @@
 
     {#- The rows without a defect so far, each against the one before it (they come
         first in each key's order). Every window of the adoption is over the key alone,
-        so that Spark shuffles the table once. -#}
+        so that Spark shuffles the table once. #}
     classified as (
         select
             first_checks.*,
@@ -150,7 +150,7 @@
         window by_time as (partition by {{ by_key }} order by _historize_first_defect is not null, {{ in_time }})
     ),
 
-    {#- The rows kept, each with the unchanged versions after it (`_historize_run`). -#}
+    {#- The rows kept, each with the unchanged versions after it (`_historize_run`). #}
     kept as (
         select
             classified.*,
@@ -204,7 +204,9 @@
 
     select
         {{ historize.hash_key(identity + ['versions._historize_started_at']) }} as {{ historize._quote(cfg.version_key) }},
-        {{ historize._column_list(business_columns + [cfg.hash_column], 'versions', lines=true) }},
+        {%- for name in business_columns + [cfg.hash_column] %}
+        {{ historize._quote(name, 'versions') }},
+        {%- endfor %}
         versions._historize_started_at as {{ historize._quote(cfg.valid_from) }},
         versions._historize_span_end as {{ historize._quote(cfg.valid_to) }},
         versions._historize_state as {{ historize._quote(cfg.state) }},
