@@ -5,8 +5,8 @@ dbt_valid_to_current, and ignore with check); adopted, loaded twice more and che
 invariant tests; against the history scd2_hist builds from the same loads from the start,
 and against tables computed by hand. One scenario, on either target:
 tests/cluster/test_snapshots_adopted.py runs it on the cluster (the test suite),
-tests/lanes/test_snapshots_adopted_embedded.py on the embedded Spark (the dbt-1.12 lane,
-whose dbt 1.12 makes the snapshots). Defects, repairs and kills:
+tests/lanes/test_snapshots_adopted_embedded.py on the embedded Spark with every strategy
+and hard_deletes pair (the dbt-1.12 lane, whose dbt 1.12 makes the snapshots). Defects, repairs and kills:
 tests/functional/test_adopt_snapshots.py."""
 from __future__ import annotations
 
@@ -35,13 +35,18 @@ LOADS = {
     5: [row(1, "a3", 4), row(3, "c3", 5), row(4, "d", 4), row(5, "e", 5)],
     6: [row(1, "a3", 4), row(3, "c3", 5), row(4, "d", 4), row(5, "e", 5)],
 }
+TIMESTAMP, CHECK = "strategy='timestamp', updated_at='updated_at'", "strategy='check', check_cols='all'"
 SNAPSHOTS = {  # each strategy and each hard_deletes mode, the meta columns renamed in one
-    "snap_ts_new_record": "strategy='timestamp', updated_at='updated_at', hard_deletes='new_record'",
-    "snap_check_invalidate": ("strategy='check', check_cols='all', hard_deletes='invalidate', "
+    "snap_ts_new_record": f"{TIMESTAMP}, hard_deletes='new_record'",
+    "snap_check_invalidate": (f"{CHECK}, hard_deletes='invalidate', "
                               "snapshot_meta_column_names={'dbt_valid_from': 'valid_from', 'dbt_valid_to': 'valid_to'}, "
                               "dbt_valid_to_current=\"timestamp'9999-12-31 00:00:00'\""),
-    "snap_check_ignore": "strategy='check', check_cols='all', hard_deletes='ignore'",
+    "snap_check_ignore": f"{CHECK}, hard_deletes='ignore'",
 }
+# every strategy with every hard_deletes mode (the dbt-1.12 lane's)
+EVERY_PAIR = {**SNAPSHOTS, "snap_ts_invalidate": f"{TIMESTAMP}, hard_deletes='invalidate'",
+              "snap_ts_ignore": f"{TIMESTAMP}, hard_deletes='ignore'",
+              "snap_check_new_record": f"{CHECK}, hard_deletes='new_record'"}
 SHOWN = "id, name, tier, updated_at, version_started_at, version_ended_at, version_state"
 ORDER = "id, version_started_at"
 
@@ -67,17 +72,20 @@ def expected_from_load_times(starts):
     ]
 
 
-# hard_deletes='ignore' records no deletion: key 3 stays open through load 2 and changes at
-# load 3 (back with a new updated_at), key 4 stays open through load 3 and changes at load 4
-IGNORED_DELETIONS = [
-    (1, "a", 1, U[1], T[1], T[2], "changed"), (1, "a2", 1, U[2], T[2], T[4], "changed"),
-    (1, "a3", 1, U[4], T[4], None, "changed"),
-    (2, "b", 2, U[1], T[1], T[3], "changed"), (2, "b2", 2, U[3], T[3], T[5], "deleted"),
-    (3, "c", 3, U[1], T[1], T[3], "changed"), (3, "c", 3, U[3], T[3], T[5], "changed"),
-    (3, "c3", 3, U[5], T[5], None, "changed"),
-    (4, "d", 4, U[1], T[1], T[4], "changed"), (4, "d", 4, U[4], T[4], None, "changed"),
-    (5, "e", 5, U[2], T[2], T[4], "deleted"), (5, "e", 5, U[5], T[5], None, "new"),
-]
+def expected_without_deletions(starts):
+    """hard_deletes='ignore' recorded no deletion before the switch: key 3 stays open through
+    load 2 and changes at load 3 (back with a new updated_at), key 4 stays open through load 3
+    and changes at load 4; `starts` as in expected_from_load_times."""
+    s = starts
+    return [
+        (1, "a", 1, U[1], s[1], s[2], "changed"), (1, "a2", 1, U[2], s[2], T[4], "changed"),
+        (1, "a3", 1, U[4], T[4], None, "changed"),
+        (2, "b", 2, U[1], s[1], s[3], "changed"), (2, "b2", 2, U[3], s[3], T[5], "deleted"),
+        (3, "c", 3, U[1], s[1], s[3], "changed"), (3, "c", 3, U[3], s[3], T[5], "changed"),
+        (3, "c3", 3, U[5], T[5], None, "changed"),
+        (4, "d", 4, U[1], s[1], T[4], "changed"), (4, "d", 4, U[4], T[4], None, "changed"),
+        (5, "e", 5, U[2], s[2], T[4], "deleted"), (5, "e", 5, U[5], T[5], None, "new"),
+    ]
 
 
 def load(project, tables, number, *args):
@@ -93,14 +101,14 @@ def history_model(project, name, options=""):
         """)
 
 
-def adopt_real_snapshots(project) -> None:
-    """The scenario, in `project` on the current target."""
+def adopt_real_snapshots(project, snapshots=SNAPSHOTS) -> None:
+    """The scenario, in `project` on the current target, for each of `snapshots` (name: config)."""
     tables = TargetTables(project.schema)
     # the snapshots' time is the load's, as scd2_hist's load_timestamp
     project.write("macros/snapshot_time.sql", """
         {% macro spark__snapshot_get_time() %}{{ historize.load_timestamp_sql() }}{% endmacro %}
         """)
-    for name, config in SNAPSHOTS.items():
+    for name, config in snapshots.items():
         project.write(f"snapshots/{name}.sql", f"""
             {{% snapshot {name} %}}
             {{{{ config(unique_key='id', file_format='delta', {config}) }}}}
@@ -117,11 +125,11 @@ def adopt_real_snapshots(project) -> None:
       - historize.no_overlapping_versions
       - historize.no_gaps
       - historize.open_version_unbounded
-""" for name in SNAPSHOTS))
+""" for name in snapshots))
     for number in (1, 2, 3):
         load(project, tables, number, "build", "--select", "resource_type:snapshot", "plain")
-    snapshot_rows = {name: tables.rows(name, "to_json(struct(*))", "1") for name in SNAPSHOTS}
-    snapshot_commits = {name: tables.commits(name) for name in SNAPSHOTS}
+    snapshot_rows = {name: tables.rows(name, "to_json(struct(*))", "1") for name in snapshots}
+    snapshot_commits = {name: tables.commits(name) for name in snapshots}
     # the open versions' end of dbt_valid_to_current, and what new_record leaves (dbt-core 11949:
     # deletion records without their key, never closed)
     assert tables.rows("snap_check_invalidate", "id, valid_from, valid_to", "valid_from, id")[-2:] == as_text([
@@ -136,11 +144,11 @@ def adopt_real_snapshots(project) -> None:
 
     from_the_start = as_text(expected_from_load_times(T))
     assert tables.rows("plain", SHOWN, ORDER) == from_the_start
-    for name in SNAPSHOTS:
+    for name in snapshots:
         shown = tables.rows(f"hist_{name}", SHOWN, ORDER)
-        if name == "snap_check_ignore":
+        if "ignore" in name:
             # no deletion recorded before the switch: the keys absent then stayed open
-            assert shown == as_text(IGNORED_DELETIONS), name
+            assert shown == as_text(expected_without_deletions(T if "check" in name else U)), name
         elif "check" in name:
             # the check strategy starts a version at the snapshot's time: the history is scd2_hist's,
             # version keys included
