@@ -119,9 +119,10 @@ def start_run_a(project, port: int, hold_dir: Path, threads: int, before: str | 
     env = dict(os.environ, HISTORIZE_THRIFT_HOST="127.0.0.1", HISTORIZE_THRIFT_PORT=str(port),
                HISTORIZE_SCHEMA=project.schema, HISTORIZE_TARGET="thrift")
     hold_point = ["--before", before] if before else []
-    command = [sys.executable, str(HELD_RUN), str(hold_dir), *hold_point, "run", "--target", "thrift", "--threads", str(threads),
-               "--project-dir", str(project.path), "--target-path", str(project.path / "target_a"),
-               "--log-path", str(project.path / "logs_a"), "--vars", str(variables(A_LOAD))]
+    command = [sys.executable, str(HELD_RUN), str(hold_dir), *hold_point,
+               "run", "--target", "thrift", "--threads", str(threads), "--project-dir", str(project.path),
+               "--target-path", str(project.path / "target_a"), "--log-path", str(project.path / "logs_a"),
+               "--vars", str(variables(A_LOAD))]
     return subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
 
