@@ -1,6 +1,7 @@
 """Shared pytest fixtures: dbt runs in this process against one embedded
 SparkSession (started by the first dbt command), each test in a project of its
-own that installs historize as a local package, in a schema of its own. The
+own that installs historize as a local package, in a schema emptied before it
+(one for every test: EMBEDDED_SCHEMA; on the cluster, one of its own). The
 cluster tests run dbt's `thrift` target against a Spark cluster instead, and
 never start the embedded Spark: ./scripts/test.sh runs them in a second
 process (pytest-xdist), beside the embedded Spark's."""
@@ -13,6 +14,7 @@ import os
 import pprint
 import random
 import re
+import shutil
 import textwrap
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
@@ -429,10 +431,26 @@ def _new_project(request: pytest.FixtureRequest, tmp_path: Path) -> Project:
     return Project(dbt.package_project(tmp_path / "project", PROJECT_YML), f"t{next(_counter)}_{name}")
 
 
+# The embedded Spark's tests share one schema, each test's tables dropped after it, and each
+# test's project starts from the parse of the one before (partial_parse.msgpack): dbt then
+# parses only the files that differ. The schema is part of dbt's profile, and a profile that
+# changed makes dbt parse everything again (the package's macros: about a second a test).
+EMBEDDED_SCHEMA = "t_embedded"
+_parsed_before: list[Path] = []
+
+
 @pytest.fixture
 def project(request: pytest.FixtureRequest, tmp_path: Path, spark_dir: Path) -> Iterator[Project]:
-    proj = _new_project(request, tmp_path)
-    dbt.spark().sql(f"create schema if not exists {proj.schema}")
+    proj = Project(dbt.package_project(tmp_path / "project", PROJECT_YML), EMBEDDED_SCHEMA)
+    if _parsed_before:
+        parsed = _parsed_before[-1] / "target" / "partial_parse.msgpack"
+        if parsed.is_file():
+            (proj.path / "target").mkdir(exist_ok=True)
+            shutil.copy(parsed, proj.path / "target")
+    _parsed_before[:] = [proj.path]
+    dbt.spark().sql(f"drop schema if exists {proj.schema} cascade")
+    shutil.rmtree(schema_folder(proj), ignore_errors=True)  # nothing left of the test before
+    dbt.spark().sql(f"create schema {proj.schema}")
     yield proj
     if _session_started():
         dbt.spark().sql(f"drop schema if exists {proj.schema} cascade")
