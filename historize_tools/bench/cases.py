@@ -273,42 +273,71 @@ def type6_case(bench: Bench, keys: int) -> list[dict]:
 def changes_case(bench: Bench, keys: int, changed: int, depth: int, attributes: int) -> list[dict]:
     """A load of `changed` changed keys onto a history of `keys` keys `depth` loads deep:
     as change events (scd2_hist with input='changes', its history built from every
-    load's rows as events at that load's time, in one load), against the same change as
-    a snapshot load (scd2_hist) and dbt's snapshot. All three must hold the same history."""
+    load's rows as events at that load's time, in one load; and from the Change Data Feed
+    of a table kept as the snapshots, loaded after each of its commits), against the same
+    change as a snapshot load (scd2_hist) and dbt's snapshot. All four must hold the same
+    history."""
     session, project = bench.session, bench.project
     load = Scd2Load(keys, depth=depth, changed=changed / keys, deleted=0.0, new=0.0, attributes=attributes,
                     contenders=("scd2_hist", "dbt_snapshot"))
     bases = build_history(bench, load)
-    for table in ("events_hist", "events_hist__historize_events"):
+    for table in ("events_hist", "events_hist__historize_events", "cdf_hist", "cdf_hist__historize_events"):
         session.sql(f"drop table if exists {SCHEMA}.{table}")
     session.sql(f"create or replace table {SCHEMA}.history_events using delta as " + " union all ".join(
         f"select *, timestamp'2026-01-{version + 1:02d} 00:00:00' as changed_at from {SCHEMA}.history_{version}"
         for version in range(depth)))
     dbt_load(project, "events_hist", "history_events", MEASURED_AT)
-    events_tables = (f"{SCHEMA}.events_hist", f"{SCHEMA}.events_hist__historize_events")
-    events_bases = {table: delta_version(session, table) for table in events_tables}
     make_snapshot(session, "measured", keys, attributes, bench.seed, base=depth - 1, changed=changed / keys)
     session.sql(f"create or replace table {SCHEMA}.measured_events using delta as "
                 f"select *, timestamp'{MEASURED_AT}' as changed_at from {SCHEMA}.measured "
                 f"where {FATE.format(seed=bench.seed, base=depth - 1)} < {changed / keys}")
     columns = [c for c in session.table(f"{SCHEMA}.measured").columns if c != "id"]
+    # The Change Data Feed: a table kept as the snapshots are (one MERGE a load, its
+    # history loaded after each), then the measured change as one more commit.
+    session.sql(f"create or replace table {SCHEMA}.cdf_source using delta "
+                f"tblproperties ('delta.enableChangeDataFeed' = 'true') "
+                f"as select * from {SCHEMA}.history_0")
+    for version in range(depth):
+        if version > 0:
+            merge_into_source(session, f"{SCHEMA}.history_{version}", columns)
+        dbt_load(project, "cdf_hist", "cdf_source", MEASURED_AT)
+    merge_into_source(session, f"{SCHEMA}.measured_events", columns)
 
-    def restore_events() -> int:
-        """Both tables back to their versions before the load; the history table's version after it."""
-        restore(session, events_tables[1], events_bases[events_tables[1]])
-        return restore(session, events_tables[0], events_bases[events_tables[0]])
+    def restoring_events(model: str) -> Contender:
+        """The events model `model`: its history and events tables back to their versions
+        before the load between repetitions."""
+        tables = (f"{SCHEMA}.{model}", f"{SCHEMA}.{model}__historize_events")
+        bases = {table: delta_version(session, table) for table in tables}
 
-    racing = [Contender("scd2_hist_events", events_tables[0], reset=restore_events,
-                        load=lambda profile: dbt_load(project, "events_hist", "measured_events", MEASURED_AT, profile))]
+        def restore_both() -> int:
+            restore(session, tables[1], bases[tables[1]])
+            return restore(session, tables[0], bases[tables[0]])
+
+        return Contender(f"scd2_hist_{model.removesuffix('_hist')}", tables[0], reset=restore_both,
+                         load=lambda profile: dbt_load(project, model, "measured_events", MEASURED_AT, profile))
+
+    racing = [restoring_events("events_hist"), restoring_events("cdf_hist")]
     racing += [Contender(name, f"{SCHEMA}.{name}", reset=lambda name=name: restore(session, f"{SCHEMA}.{name}", bases[name]),
                          load=lambda profile, name=name: load_into(session, project, name, "measured", MEASURED_AT, columns,
                                                                    profile))
                for name in load.contenders]
     case = {"keys": keys, "depth": depth, "changed_keys": changed}
     results = race(session, racing, bench.repetitions(keys), **case)
-    assert_same_history(["scd2_hist", "events_hist", "dbt_snapshot"],
+    assert_same_history(["scd2_hist", "events_hist", "cdf_hist", "dbt_snapshot"],
                         lambda name: history_signature(session, name, columns), case)
     return results
+
+
+def merge_into_source(session, table: str, columns: list[str]) -> None:
+    """The rows of `table` into cdf_source, by id: one commit, whose Change Data Feed
+    holds an update for each row that differs."""
+    session.sql(f"""
+        merge into {SCHEMA}.cdf_source as kept
+        using {table} as changed
+        on kept.id = changed.id
+        when matched and not ({' and '.join(f'kept.{c} <=> changed.{c}' for c in columns)})
+            then update set {', '.join(f'{c} = changed.{c}' for c in columns)}
+    """)
 
 
 def adopt_case(bench: Bench, keys: int, depth: int, attributes: int) -> list[dict]:

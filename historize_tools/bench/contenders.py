@@ -165,6 +165,11 @@ MODELS = {
     # the same history from change events: each load's rows as events at its time
     "events_hist": "{{ config(materialized='scd2_hist', unique_key='id', meta={'input': 'changes', "
                    "'sequence_by': 'changed_at'}) }}\nselect * from historize_bench.{{ var('snapshot') }}\n",
+    # the same history from Delta's Change Data Feed of a table kept as the snapshots (cdf_source)
+    "cdf_hist": "{{ config(materialized='scd2_hist', unique_key='id', meta={'input': 'changes', "
+                "'sequence_by': ['_commit_timestamp', '_commit_version', '_change_order'], "
+                "'deleted_when': \"_change_type = 'delete'\"}) }}\n"
+                "select * from {{ historize.change_feed(source('bench', 'cdf_source')) }}\n",
     # switching: a snapshot's history taken over (adopt_snapshot, made by make_dbt_snapshot), against a first load
     "adopted_hist": "{{ config(materialized='scd2_hist', unique_key='id', meta={'adopt_from': 'adopt_snapshot'}) }}\n"
                     "select * from historize_bench.{{ var('snapshot') }}\n",
@@ -193,6 +198,11 @@ select * from historize_bench.{{ var('snapshot') }}
 INVARIANT_TESTS = ("one_open_version", "no_overlapping_versions", "no_gaps", "open_version_unbounded")
 BENCH_YML = """\
 version: 2
+sources:
+  - name: bench
+    schema: historize_bench
+    tables:
+      - name: cdf_source
 models:
   - name: fivetran_bench
     columns:

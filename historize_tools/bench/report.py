@@ -56,13 +56,18 @@ def summarize(results: list[dict]) -> dict:
     changes = [r for r in results if r.get("series") == "changes"]
     if changes:
         by_keys = sorted({r["keys"] for r in changes})
-        events = {k: seconds("scd2_hist_events", series="changes", keys=k) for k in by_keys}
-        summary["changes"] = {
-            "keys": by_keys,
-            "events_over_snapshot_load": [ratio(events[k], seconds("scd2_hist", series="changes", keys=k)) for k in by_keys],
-            "events_over_dbt_snapshot": [ratio(events[k], seconds("dbt_snapshot", series="changes", keys=k)) for k in by_keys],
-            "events_largest_over_smallest": ratio(events[by_keys[-1]], events[by_keys[0]]),
-        }
+        summary["changes"] = {"keys": by_keys}
+        for feed in ("events", "cdf"):
+            loads = {k: seconds(f"scd2_hist_{feed}", series="changes", keys=k) for k in by_keys}
+            if None in loads.values():
+                continue  # a run before the Change Data Feed was measured
+            summary["changes"].update({
+                f"{feed}_over_snapshot_load": [ratio(loads[k], seconds("scd2_hist", series="changes", keys=k))
+                                               for k in by_keys],
+                f"{feed}_over_dbt_snapshot": [ratio(loads[k], seconds("dbt_snapshot", series="changes", keys=k))
+                                              for k in by_keys],
+                f"{feed}_largest_over_smallest": ratio(loads[by_keys[-1]], loads[by_keys[0]]),
+            })
     adopt = [r for r in results if r.get("series") == "adopt"]
     if adopt:
         summary["adopt"] = {"keys": adopt[0]["keys"], "rows": adopt[0]["rows"],
