@@ -436,18 +436,18 @@ def _new_project(request: pytest.FixtureRequest, tmp_path: Path) -> Project:
 # parses only the files that differ. The schema is part of dbt's profile, and a profile that
 # changed makes dbt parse everything again (the package's macros: about a second a test).
 EMBEDDED_SCHEMA = "t_embedded"
-_parsed_before: list[Path] = []
+_previous_project: list[Path] = []  # the folder of the test's project before, once there was one
 
 
 @pytest.fixture
 def project(request: pytest.FixtureRequest, tmp_path: Path, spark_dir: Path) -> Iterator[Project]:
     proj = Project(dbt.package_project(tmp_path / "project", PROJECT_YML), EMBEDDED_SCHEMA)
-    if _parsed_before:
-        parsed = _parsed_before[-1] / "target" / "partial_parse.msgpack"
+    if _previous_project:
+        parsed = _previous_project[0] / "target" / "partial_parse.msgpack"
         if parsed.is_file():
             (proj.path / "target").mkdir(exist_ok=True)
             shutil.copy(parsed, proj.path / "target")
-    _parsed_before[:] = [proj.path]
+    _previous_project[:] = [proj.path]
     dbt.spark().sql(f"drop schema if exists {proj.schema} cascade")
     shutil.rmtree(schema_folder(proj), ignore_errors=True)  # nothing left of the test before
     dbt.spark().sql(f"create schema {proj.schema}")
