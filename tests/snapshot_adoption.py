@@ -6,8 +6,8 @@ invariant tests; against the history scd2_hist builds from the same loads from t
 and against tables computed by hand. One scenario, on either target:
 tests/cluster/test_snapshots_adopted.py runs it on the cluster (the test suite),
 tests/lanes/test_snapshots_adopted_embedded.py on the embedded Spark with every strategy
-and hard_deletes pair (the dbt-1.12 lane, whose dbt 1.12 makes the snapshots). Defects, repairs and kills:
-tests/functional/test_adopt_snapshots.py."""
+and hard_deletes pair (the dbt-1.12 lane, whose dbt 1.12 makes the snapshots). Defects,
+repairs and kills: tests/functional/test_adopt_snapshots.py."""
 from __future__ import annotations
 
 import datetime as dt
