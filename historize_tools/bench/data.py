@@ -117,11 +117,15 @@ def generate_type6(session, keys: int, type2: float, type1: float, seed: int) ->
 def make_dbt_snapshot(session, name: str, snapshots: list[str], times: list[str]) -> None:
     """The table dbt's snapshot (check strategy) leaves after loading `snapshots` at
     `times`, when every key changes in each (as build_history's snapshots do): each row
-    of snapshot v a version from times[v] to times[v + 1], the last one open."""
+    of snapshot v a version from times[v] to times[v + 1], the last one open. Laid out as
+    dbt's MERGE leaves it: each file holds its keys' versions, open and closed together (the
+    MERGE of each load rewrites every file, every key having changed), so that a later load
+    finds the keys it changes in every file, as it would there."""
     parts = []
     for number, (snapshot, at) in enumerate(zip(snapshots, times)):
         end = f"timestamp'{times[number + 1]}'" if number + 1 < len(times) else "cast(null as timestamp)"
         parts.append(f"select *, md5(concat(cast(id as string), '|', '{at}')) as dbt_scd_id, "
                      f"timestamp'{at}' as dbt_updated_at, timestamp'{at}' as dbt_valid_from, {end} as dbt_valid_to "
                      f"from {SCHEMA}.{snapshot}")
-    session.sql(f"create or replace table {SCHEMA}.{name} using delta as " + " union all ".join(parts))
+    session.sql(f"create or replace table {SCHEMA}.{name} using delta as "
+                f"select * from ({' union all '.join(parts)}) as versions distribute by id")

@@ -104,23 +104,26 @@ def race(session, contenders: list[Contender], repeat: int, **facts) -> list[dic
     ...), so that drift of the machine hits all alike. Returns per contender
     the median, min and max, what the last repetition committed, and its
     profile (statements and commits)."""
-    profiles, started_from = {}, {}
-    for _ in range(repeat):
+    profiles, writes, commits = {}, {}, {}
+    for repetition in range(repeat):
         for contender in contenders:
-            started_from[contender.name] = contender.reset()
+            started_from = contender.reset()
             profile = Profile()
             started = time.perf_counter()
             contender.load(profile)
             contender.times.append(time.perf_counter() - started)
             profiles[contender.name] = profile
+            if repetition == repeat - 1:  # what it wrote, before a contender on the same table loads
+                writes[contender.name] = writes_since(session, contender.table, started_from)
+                commits[contender.name] = commit_metrics(session, contender.table, started_from)
     results = []
     for contender in contenders:
         times = contender.times
         result = {"contender": contender.name, **facts, "seconds_median": statistics.median(times),
                   "seconds_min": min(times), "seconds_max": max(times), "repeat": repeat,
-                  **writes_since(session, contender.table, started_from[contender.name]),
+                  **writes[contender.name],
                   "profile": {"statements": profiles[contender.name].statements,
-                              "commits": commit_metrics(session, contender.table, started_from[contender.name])}}
+                              "commits": commits[contender.name]}}
         print(json.dumps({k: v for k, v in result.items() if k != "profile"}), flush=True)
         results.append(result)
     return results
@@ -141,11 +144,12 @@ def history_signature(session, name: str, attributes: list[str]):
 def assert_same_history(tables: list[str], signature, case: dict) -> None:
     """Fails unless `signature(table)` (a DataFrame) has the same rows for every table, compared
     in Spark (a deep history does not fit in this process): a fast wrong answer cannot win."""
-    reference = signature(tables[0])
+    reference = signature(tables[0]).persist()  # computed once for every comparison
     for table in tables[1:]:
         other = signature(table)
         if not (reference.exceptAll(other).isEmpty() and other.exceptAll(reference).isEmpty()):
             raise SystemExit(f"bench: {table} does not hold the same history as {tables[0]} ({case})")
+    reference.unpersist()
     print(f"bench: {', '.join(tables)} hold the same history", flush=True)
 
 

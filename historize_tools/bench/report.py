@@ -57,6 +57,9 @@ def summarize(results: list[dict]) -> dict:
     if changes:
         by_keys = sorted({r["keys"] for r in changes})
         summary["changes"] = {"keys": by_keys}
+        empty = [seconds("scd2_hist_events_empty_batch", series="changes", keys=k) for k in by_keys]
+        if None not in empty:
+            summary["changes"]["events_empty_batch_seconds"] = [round(s, 2) for s in empty]
         for feed in ("events", "cdf"):
             loads = {k: seconds(f"scd2_hist_{feed}", series="changes", keys=k) for k in by_keys}
             if None in loads.values():
@@ -136,6 +139,10 @@ def markdown_table(results: list[dict]) -> str:
                     f"({r['versions_before']:,} versions before it)")
         elif "versions" in r:
             load = f"{r['events']:,} events onto {r['versions']:,} versions"
+        elif "changed_keys" in r:
+            load = f"N={r['keys']:,}, depth {r['depth']}, {r['changed_keys']:,} keys changed"
+        elif r.get("series") == "adopt":
+            load = f"a dbt snapshot of N={r['keys']:,}, depth {r['depth']} ({r['rows']:,} rows)"
         elif "type2_changed" in r:
             load = f"N={r['keys']:,}, {r['type2_changed']:.0%} Type 2 and {r['type1_changed']:.0%} Type 1 changes"
         else:

@@ -1,0 +1,40 @@
+"""The benchmark's report of the `changes` and `adopt` series: the summary's ratios and the
+page's table rows, from results written by hand."""
+from historize_tools.bench.report import markdown_table, summarize
+
+
+def changes_result(contender: str, keys: int, median: float) -> dict:
+    return {"series": "changes", "contender": contender, "keys": keys, "depth": 5, "changed_keys": 10_000,
+            "seconds_median": median, "seconds_min": median - 1, "seconds_max": median + 1, "repeat": 3,
+            "commits": 1, "files_added": 4, "files_removed": 0, "rows_written": 19_846}
+
+
+CHANGES = [changes_result(contender, keys, median)
+           for keys, medians in ((100_000, (2.0, 8.0, 6.0, 4.0, 5.0)), (10_000_000, (3.0, 12.0, 9.6, 120.0, 300.0)))
+           for contender, median in zip(("scd2_hist_events_empty_batch", "scd2_hist_events", "scd2_hist_cdf",
+                                         "scd2_hist", "dbt_snapshot"), medians)]
+
+
+def test_the_changes_summary_gives_each_feed_against_both_snapshots_and_its_growth():
+    assert summarize(CHANGES)["changes"] == {
+        "keys": [100_000, 10_000_000],
+        "events_empty_batch_seconds": [2.0, 3.0],
+        "events_over_snapshot_load": [2.0, 0.1],  # 8 / 4, 12 / 120
+        "events_over_dbt_snapshot": [1.6, 0.04],  # 8 / 5, 12 / 300
+        "events_largest_over_smallest": 1.5,  # 12 / 8
+        "cdf_over_snapshot_load": [1.5, 0.08],  # 6 / 4, 9.6 / 120
+        "cdf_over_dbt_snapshot": [1.2, 0.03],  # 6 / 5, 9.6 / 300 = 0.032
+        "cdf_largest_over_smallest": 1.6,  # 9.6 / 6
+    }
+
+
+def test_the_table_names_the_change_and_the_adopted_snapshot():
+    adopt = {"series": "adopt", "contender": "scd2_hist_adopt", "keys": 1_000_000, "depth": 5, "rows": 5_000_000,
+             "seconds_median": 52.84, "seconds_min": 52.43, "seconds_max": 62.76, "commits": 1, "files_added": 20,
+             "files_removed": 0, "rows_written": 5_000_000}
+    lines = markdown_table([CHANGES[1], adopt]).splitlines()
+    assert lines[2:] == [
+        "| changes | scd2_hist_events | N=100,000, depth 5, 10,000 keys changed | 8.00 (7.00-9.00) | 1 | 4/0 | 19,846 |",
+        "| adopt | scd2_hist_adopt | a dbt snapshot of N=1,000,000, depth 5 (5,000,000 rows) | 52.84 (52.43-62.76) | 1 "
+        "| 20/0 | 5,000,000 |",
+    ]
