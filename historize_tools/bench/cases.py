@@ -17,7 +17,7 @@ from historize_tools.bench.contenders import (SCD2_CONTENDERS, dbt_load, load_in
 from historize_tools.bench.data import (FATE, generate_fivetran, generate_type6, make_daily_snapshot, make_dbt_snapshot,
                                        make_snapshot)
 from historize_tools.bench.measure import (Contender, Profile, assert_same_history, delta_version, history_signature,
-                                           query_signature, race, restore)
+                                           query_signature, race, restore, vacuum)
 
 MEASURED_AT = "2026-02-01 00:00:00"
 
@@ -291,6 +291,7 @@ def changes_case(bench: Bench, keys: int, changed: int, depth: int, attributes: 
         f"select *, timestamp'2026-01-{version + 1:02d} 00:00:00' as changed_at from {SCHEMA}.history_{version}"
         for version in range(depth)))
     dbt_load(project, "events_hist", "history_events", MEASURED_AT)
+    session.sql(f"drop table {SCHEMA}.history_events")
     make_snapshot(session, "measured", keys, attributes, bench.seed, base=depth - 1, changed=changed / keys)
     session.sql(f"create or replace table {SCHEMA}.measured_events using delta as "
                 f"select *, timestamp'{MEASURED_AT}' as changed_at from {SCHEMA}.measured "
@@ -305,6 +306,9 @@ def changes_case(bench: Bench, keys: int, changed: int, depth: int, attributes: 
         if version > 0:
             merge_into_source(session, f"{SCHEMA}.history_{version}", columns)
         dbt_load(project, "cdf_hist", "cdf_source", MEASURED_AT)
+    vacuum(session, *(f"{SCHEMA}.{table}" for table in ("scd2_hist", "dbt_snapshot", "cdf_source", "events_hist",
+                                                        "events_hist__historize_events", "cdf_hist",
+                                                        "cdf_hist__historize_events")))
     merge_into_source(session, f"{SCHEMA}.measured_events", columns)
 
     session.sql(f"create or replace table {SCHEMA}.no_events using delta as select * from {SCHEMA}.measured_events where false")

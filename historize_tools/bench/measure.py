@@ -34,6 +34,14 @@ def restore(session, table: str, version: int) -> int:
     return delta_version(session, table)
 
 
+def vacuum(session, *tables: str) -> None:
+    """Removes the files of the tables' earlier versions, which no repetition goes back to:
+    a large case's builds would otherwise fill the disk."""
+    session.conf.set("spark.databricks.delta.retentionDurationCheck.enabled", "false")
+    for table in tables:
+        session.sql(f"vacuum {table} retain 0 hours")
+
+
 def writes_since(session, table: str, since: int) -> dict:
     """Commits after version `since`, and what they wrote."""
     commits = session.sql(f"describe history {table}").where(f"version > {since}").collect()
