@@ -79,6 +79,16 @@ RENDERED = {
         "{{ historize._fivetran_history_checked_merge_sql(cfg, this, source, "
         "historize._fivetran_history_columns(cfg, columns), "
         "{'relation': this, 'version': 2, 'scope': none, 'rows': 5}) }}"),
+    # the same MERGE of a batch with one event per key
+    "fivetran_history-merge-one-event": Rendered(
+        "orders_daily_history", "materialized='view', unique_key=['id']",
+        "[api.Column.create('id', 'int'), api.Column.create('amount', 'int'), api.Column.create('status', 'string'), "
+        "api.Column.create('_fivetran_start', 'timestamp'), api.Column.create('_fivetran_op', 'string')]",
+        "{%- set cfg = historize._fivetran_history_config() -%}"
+        "{%- set source = api.Relation.create(identifier=this.identifier ~ '__historize_source') -%}"
+        "{{ historize._fivetran_history_checked_merge_sql(cfg, this, source, "
+        "historize._fivetran_history_columns(cfg, columns), "
+        "{'relation': this, 'version': 2, 'scope': none, 'rows': 5}, one_event_per_key=true) }}"),
     # scd2_hist from change events: the one MERGE of an events load, by a run that read the
     # table at version 12 with 4,000 rows
     "scd2_hist-events-merge": Rendered(

@@ -12,9 +12,12 @@ import random
 from conftest import check_sequences, differing_groups, grouped_key, padded
 from reference import UNMODIFIED, FivetranModel
 
+from historize_tools.dbt_runner import EventRecorder
+
 # A sequence is a list of batches, each a list of events (key, op, start in hours, a, b, c),
-# keys 1..3, at most one event per key and start in a batch; the column c is new in the
-# third batch (its value in an earlier batch's event is not loaded).
+# keys 1..3, at most one event per key and start in a batch, at most one per key in the
+# second (so that its load, one batch of every sequence, is applied without the walk);
+# the column c is new in the third batch (its value in an earlier batch's event is not loaded).
 OPS = ["upsert", "update", "delete"]
 A_VALUES = ["a", "b", None, "", "a|b", UNMODIFIED]
 B_VALUES = ["x", None, "'", UNMODIFIED]
@@ -24,27 +27,34 @@ ADDED = ", c string"
 ADDED_AT = 2
 CONFIG = "materialized='fivetran_history', unique_key='id', unmodified_string='unmod'"
 RERUN_AT = 1  # this batch is also rerun: it must change nothing
+ONE_EVENT_AT = 1  # this batch holds one event per key at most
 TABLES = ("ft_hist",)
 EXAMPLES = [
-    [[(1, "upsert", 1, "a", "x", None), (1, "delete", 3, None, None, None)],
+    [[(1, "upsert", 1, "a", "x", None), (1, "delete", 3, None, None, None)], [],
      [(1, "update", 2, "b", UNMODIFIED, None), (1, "upsert", 5, None, None, None)]],
     # updates of a key with no version, all ignored
-    [[(1, "upsert", 0, "a", "x", None)],
+    [[(1, "upsert", 0, "a", "x", None)], [],
      [(2, "update", 0, "a", None, None), (2, "update", 7, None, None, None), (1, "update", 3, UNMODIFIED, None, None)]],
     # the new column: an update before the last version leaves it unmodified (NULL), one after sets it
     [[(1, "upsert", 4, "a", "x", None)], [], [(1, "update", 2, "b", UNMODIFIED, UNMODIFIED), (1, "update", 6, UNMODIFIED, "y", "c")]],
+    # one event per key: an update at the key's first start (no version before it: ignored, and
+    # the versions from it on replaced), a delete before the version began (nothing), an update
+    # filling its cells from an ended version
+    [[(1, "upsert", 1, "a", "x", None), (1, "upsert", 4, "b", "y", None), (2, "upsert", 3, "a", None, None),
+      (3, "upsert", 0, "a", "x", None), (3, "delete", 2, None, None, None)],
+     [(1, "update", 1, UNMODIFIED, "z", None), (2, "delete", 1, None, None, None), (3, "update", 5, UNMODIFIED, "w", None)]],
 ]
 
 
 def generate(rng: random.Random) -> list[list[tuple]]:
-    """1 to 3 batches of up to 6 events, starts in the first 8 hours (so a later batch
-    often goes back before an earlier one's events)."""
+    """1 to 3 batches of up to 6 events (of up to 3 in the second), starts in the first 8
+    hours (so a later batch often goes back before an earlier one's events)."""
     batches = []
-    for _ in range(rng.randint(1, 3)):
+    for number in range(rng.randint(1, 3)):
         events, starts = [], set()
         for _ in range(rng.randint(0, 6)):
             key, start = rng.randint(1, 3), rng.randint(0, 8)
-            if (key, start) not in starts:
+            if (key, start) not in starts and not (number == ONE_EVENT_AT and key in {k for k, _ in starts}):
                 starts.add((key, start))
                 events.append((key, rng.choice(OPS), start, rng.choice(A_VALUES), rng.choice(B_VALUES),
                                rng.choice(A_VALUES)))
@@ -78,7 +88,11 @@ def load_all(project, sequences: list[list[list[tuple]]]) -> set[int]:
         rows = [event_row(grouped_key(g, key), op, hours, values, synced, len(columns))
                 for g, batch in enumerate(load) for key, op, hours, *values in batch]
         project.create_source("batch", BATCH + (ADDED if number >= ADDED_AT else ""), rows)
-        project.run("run")
+        statements = EventRecorder()
+        project.run("run", callbacks=[statements])
+        if number == ONE_EVENT_AT and all(len({event[0] for event in batch}) == len(batch) for batch in load):
+            merge = next(sql for _, sql in statements.statements if "merge into" in sql)
+            assert "by_key as (" in merge and "walked as (" not in merge, "the load of one event per key walked its events"
         model.apply([((row[0],), row[1], row[2], dict(zip(columns, (*row[3:5], *row[6:]))), synced) for row in rows])
         if number == RERUN_AT:
             with project.unchanged(*TABLES):

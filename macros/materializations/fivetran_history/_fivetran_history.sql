@@ -142,7 +142,9 @@
 {#- Caches the batch (the checks and the change set's first step read it)
     and checks it: the key and the event time unique and not NULL, and every
     operation one of upsert, update or delete; unknown operations are named,
-    the most frequent first, ties by name (NULL last), the same every run. -#}
+    the most frequent first, ties by name (NULL last), the same every run.
+    Returns whether the batch holds one event per key, which
+    _fivetran_history_one_event_changes_sql applies without a walk. -#}
 {% macro _fivetran_history_check_batch(cfg, staged) %}
   {%- call statement('cache_batch') -%}cache table {{ staged }}{%- endcall -%}
   {{ historize._assert_unique_key(staged, cfg.unique_key + [cfg.valid_from], cfg.model_name,
@@ -150,24 +152,41 @@
   {%- set op = historize._quote(cfg.op_column) -%}
   {%- set query -%}
     select
-        cast({{ op }} as string) as op,
-        count(*) as n
-    from {{ staged }}
-    where {{ op }} is null or lower({{ op }}) not in ('{{ cfg.operations | join("', '") }}')
-    group by {{ op }}
-    order by n desc, op asc nulls last
-    limit 5
+        per_key.most_events,
+        unknown_ops.op,
+        unknown_ops.n
+    from (
+        select max(events) as most_events
+        from (
+            select count(*) as events
+            from {{ staged }}
+            group by {{ historize._column_list(cfg.unique_key) }}
+        ) as events_by_key
+    ) as per_key
+    left join (
+        select
+            cast({{ op }} as string) as op,
+            count(*) as n
+        from {{ staged }}
+        where {{ op }} is null or lower({{ op }}) not in ('{{ cfg.operations | join("', '") }}')
+        group by {{ op }}
+        order by n desc, op asc nulls last
+        limit 5
+    ) as unknown_ops
+        on true
+    order by unknown_ops.n desc, unknown_ops.op asc nulls last
   {%- endset -%}
   {%- set rows = run_query(query).rows -%}
-  {%- if rows | length > 0 -%}
-    {%- set examples = [] -%}
-    {%- for row in rows -%}
-      {%- do examples.append(("NULL" if row[0] is none else "'" ~ row[0] ~ "'") ~ " x" ~ row[1]) -%}
-    {%- endfor -%}
+  {%- set examples = [] -%}
+  {%- for row in rows if row['n'] is not none -%}
+    {%- do examples.append(("NULL" if row['op'] is none else "'" ~ row['op'] ~ "'") ~ " x" ~ row['n']) -%}
+  {%- endfor -%}
+  {%- if examples -%}
     {{ exceptions.raise_compiler_error(
         "historize: model " ~ cfg.model_name ~ ": unknown operation in " ~ cfg.op_column ~ ": " ~ examples | join(', ')
         ~ "; allowed: " ~ cfg.operations | join(', ') ~ ". Nothing was written") }}
   {%- endif -%}
+  {{ return({'one_event_per_key': rows[0]['most_events'] == 1}) }}
 {% endmacro %}
 
 
@@ -419,11 +438,162 @@
 {% endmacro %}
 
 
+{#- The change set of a batch with one event per key (the batch check counts
+    them): the walk's rules, which one event per key turns into a comparison
+    of that event with its key's versions: one read of the table, one group by
+    key, no walk. Per key, its event at `t`:
+      - an upsert, or an update after a version, wants its new version at `t`
+        (an unmodified cell filled from the base version), active: new, or
+        changed where the table has another version at `t`;
+      - the base version (the latest that began before `t`; for a delete, the
+        latest, which a delete before it began leaves alone) is closed where
+        the event begins when it is current (for a delete, when it is active);
+      - an upsert or update replaces the versions from `t` on: those it does
+        not rewrite are deleted.
+    Versions travel as structs with their start (_fivetran_history_version_struct).
+    Its steps:
+      batch          the batch typed, one row per event
+      key_versions   each event, with no version, then with each version of
+                     its key (the batch broadcast, the table read once)
+      by_key         each key's event, its base version, its version at `t`
+                     and its versions after `t`
+      decided        the event's new version, and its base version closed
+      written        the rows to write, each with its action -#}
+{% macro _fivetran_history_one_event_changes_sql(cfg, history, staged, columns) %}
+  {%- set keys, data_columns, q = cfg.unique_key, columns.data, historize._quote -%}
+  {%- set version = historize._fivetran_history_version_struct -%}
+  {%- set row = historize._fivetran_history_change_row -%}
+  {%- set table_data, no_data, new_data, base_data = [], [], [], [] -%}
+  {%- for name in data_columns -%}
+    {%- do table_data.append('hist.' ~ q(name)) -%}
+    {%- do no_data.append('cast(null as ' ~ columns.types[name] ~ ')') -%}
+    {%- do new_data.append('case when cast(by_key.' ~ q(name) ~ ' as string) <=> ' ~ historize._string_literal(cfg.unmodified_string)
+          ~ ' then by_key._historize_base.' ~ q('c' ~ loop.index0) ~ ' else cast(by_key.' ~ q(name) ~ ' as ' ~ columns.types[name] ~ ') end') -%}
+    {%- do base_data.append('by_key._historize_base.' ~ q('c' ~ loop.index0)) -%}
+  {%- endfor -%}
+  {%- set at = 'key_versions._historize_version._historize_start' -%}
+    with
+    batch as (
+        select
+            {%- for name in keys %}
+            cast({{ q(name) }} as {{ columns.types[name] }}) as {{ q(name) }},
+            {%- endfor %}
+            {%- for name in data_columns %}
+            {{ q(name) }},
+            {%- endfor %}
+            cast({{ q(cfg.valid_from) }} as timestamp) as _historize_event_at,
+            lower({{ q(cfg.op_column) }}) as _historize_op,
+            {% if columns.has_synced %}cast({{ q(cfg.synced) }} as timestamp){% else %}{{ historize.load_timestamp_sql() }}{% endif %} as _historize_synced
+        from {{ staged }}
+    ),
+
+    key_versions as (
+        select
+            batch.*,
+            {{ version(no_data, 'cast(null as timestamp)', 'cast(null as boolean)', 'cast(null as timestamp)',
+                start='cast(null as timestamp)') | indent(12) }} as _historize_version
+        from batch
+        union all
+        select /*+ broadcast(batch) */
+            batch.*,
+            {{ version(table_data, 'hist.' ~ q(cfg.valid_to), 'hist.' ~ q(cfg.current_flag),
+                'hist.' ~ q(cfg.synced), start='hist.' ~ q(cfg.valid_from)) | indent(12) }} as _historize_version
+        from {{ history }} as hist
+        inner join batch
+            on {{ historize._key_join(keys, 'hist', 'batch') }}
+    ),
+
+    by_key as (
+        select
+            {{ historize._column_list(keys, 'key_versions', lines=true) }},
+            {%- for name in data_columns %}
+            any_value(key_versions.{{ q(name) }}) as {{ q(name) }},
+            {%- endfor %}
+            any_value(key_versions._historize_event_at) as _historize_event_at,
+            any_value(key_versions._historize_op) as _historize_op,
+            any_value(key_versions._historize_synced) as _historize_synced,
+            max_by(key_versions._historize_version, {{ at }}) filter (
+                where key_versions._historize_op = 'delete' or {{ at }} < key_versions._historize_event_at
+            ) as _historize_base,
+            max_by(key_versions._historize_version, {{ at }}) filter (
+                where key_versions._historize_op <> 'delete' and {{ at }} = key_versions._historize_event_at
+            ) as _historize_at_event,
+            collect_list(key_versions._historize_version) filter (
+                where key_versions._historize_op <> 'delete' and {{ at }} > key_versions._historize_event_at
+            ) as _historize_replaced
+        from key_versions
+        group by {{ historize._column_list(keys, 'key_versions') }}
+    ),
+
+    decided as (
+        select
+            by_key.*,
+            case when by_key._historize_op = 'upsert' or (by_key._historize_op = 'update' and by_key._historize_base is not null)
+                then {{ version(new_data, cfg.tmax_sql, 'true', 'by_key._historize_synced', start='by_key._historize_event_at') | indent(16) }}
+            end as _historize_new,
+            case
+                when case
+                    when by_key._historize_op = 'delete'
+                        then by_key._historize_base._historize_start <= by_key._historize_event_at and by_key._historize_base._historize_active
+                    else by_key._historize_base._historize_active or by_key._historize_base._historize_end >= by_key._historize_event_at
+                end
+                then {{ version(base_data, "case when by_key._historize_op = 'delete' then by_key._historize_event_at "
+                    ~ "else by_key._historize_event_at - interval 1 millisecond end", 'false', 'by_key._historize_base._historize_synced',
+                    start='by_key._historize_base._historize_start') | indent(16) }}
+            end as _historize_closed_base
+        from by_key
+    ),
+
+    written as (
+        select
+            {{ historize._column_list(keys, 'decided', lines=true) }},
+            written_row.*
+        from decided
+        lateral view inline(concat(
+            filter(array(
+                case
+                    when decided._historize_new is not null and not decided._historize_new <=> decided._historize_at_event
+                        then {{ row(cfg, columns, 'decided._historize_new',
+                            "case when decided._historize_at_event is null then 'new' else 'changed' end") | indent(24) }}
+                    when decided._historize_new is null and decided._historize_at_event is not null
+                        then {{ row(cfg, columns, 'decided._historize_at_event', "'deleted'") | indent(24) }}
+                end,
+                case when decided._historize_closed_base is not null
+                    then {{ row(cfg, columns, 'decided._historize_closed_base', "'changed'") | indent(20) }}
+                end
+            ), written_row -> written_row is not null),
+            transform(decided._historize_replaced, replaced -> {{ row(cfg, columns, 'replaced', "'deleted'") | indent(16) }})
+        )) written_row
+    )
+
+    select *
+    from written
+{% endmacro %}
+
+
+{#- A row of the change set, from a version struct `version`
+    (_fivetran_history_version_struct, with its start) and its `action`: one
+    struct whose fields are the change set's columns after the key (the data
+    columns, _fivetran_start, _fivetran_end, _fivetran_active,
+    _fivetran_synced, `_historize_action`). -#}
+{% macro _fivetran_history_change_row(cfg, columns, version, action) %}
+  {%- set text = historize._string_literal -%}
+  {%- set fields = [] -%}
+  {%- for name in columns.data -%}
+    {%- do fields.append(text(name) ~ ", " ~ version ~ "." ~ historize._quote('c' ~ loop.index0)) -%}
+  {%- endfor -%}
+  {%- do fields.extend([text(cfg.valid_from) ~ ", " ~ version ~ "._historize_start", text(cfg.valid_to) ~ ", " ~ version ~ "._historize_end",
+        text(cfg.current_flag) ~ ", " ~ version ~ "._historize_active", text(cfg.synced) ~ ", " ~ version ~ "._historize_synced",
+        "'_historize_action', " ~ action]) -%}
+  {{- return('named_struct(\n    ' ~ fields | join(',\n    ') ~ '\n)') -}}
+{% endmacro %}
+
+
 {#- A version as one struct, for both sides of the comparison: the data
     columns by position (c0, c1, ...; any name may be a column's), then its
-    end, flag and sync time. -#}
-{% macro _fivetran_history_version_struct(data_values, valid_to, current_flag, synced) %}
-  {%- set fields = [] -%}
+    end, flag and sync time; with `start`, its start first. -#}
+{% macro _fivetran_history_version_struct(data_values, valid_to, current_flag, synced, start=none) %}
+  {%- set fields = ["'_historize_start', " ~ start] if start is not none else [] -%}
   {%- for value in data_values -%}{%- do fields.append("'c" ~ loop.index0 ~ "', " ~ value) -%}{%- endfor -%}
   {%- do fields.extend(["'_historize_end', " ~ valid_to, "'_historize_active', " ~ current_flag, "'_historize_synced', " ~ synced]) -%}
   {{- return('named_struct(\n    ' ~ fields | join(',\n    ') ~ '\n)') -}}
@@ -436,12 +606,16 @@
     changed ones, insert the new. Delta's result of it gives the counts by
     action: each new version is a row inserted, each changed one a row
     updated, each replaced one a row deleted. -#}
-{% macro _fivetran_history_checked_merge_sql(cfg, history, staged, columns, read) %}
+{% macro _fivetran_history_checked_merge_sql(cfg, history, staged, columns, read, one_event_per_key=false) %}
   {%- set written = columns.data + [cfg.valid_to, cfg.current_flag, cfg.synced] -%}
   {%- set table_columns = cfg.unique_key + columns.data + cfg.technical_columns -%}
   {%- set with_sql -%}
         with historize_changes as (
+            {%- if one_event_per_key %}
+            {{ historize._fivetran_history_one_event_changes_sql(cfg, history, staged, columns) | indent(8) }}
+            {%- else %}
             {{ historize._fivetran_history_changes_sql(cfg, history, staged, columns) | indent(8) }}
+            {%- endif %}
         )
   {%- endset -%}
     {{ historize._guarded_merge_into(history, 'historize_changes', historize._unchanged_since(read, cfg), with_sql) }}

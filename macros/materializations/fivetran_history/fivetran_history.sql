@@ -22,7 +22,7 @@
       the version is read (below). -#}
   {%- set checked_first = found.relation is none or changes.changes_table -%}
   {%- if checked_first -%}
-    {{ historize._fivetran_history_check_batch(cfg, staged_view) }}
+    {%- set checked = historize._fivetran_history_check_batch(cfg, staged_view) -%}
   {%- endif -%}
   {%- if found.relation is none and cfg.adopt_from -%}
     {#- The first load of a model with adopt_from takes over the Fivetran table's versions,
@@ -44,12 +44,14 @@
   {#- The write fails if another run writes the table after this read. -#}
   {%- set read = historize._read_version(target_relation) -%}
   {%- if not checked_first -%}
-    {{ historize._fivetran_history_check_batch(cfg, staged_view) }}
+    {%- set checked = historize._fivetran_history_check_batch(cfg, staged_view) -%}
   {%- endif -%}
-  {#- The load is its MERGE alone: it computes the change set and writes it. -#}
+  {#- The load is its MERGE alone: it computes the change set (of one event per key
+      without the walk) and writes it. -#}
   {{ historize._write_per_task(cfg, true) }}
   {%- call statement('main', fetch_result=true) -%}
-    {{ historize._fivetran_history_checked_merge_sql(cfg, target_relation, staged_view, columns, read) }}
+    {{ historize._fivetran_history_checked_merge_sql(cfg, target_relation, staged_view, columns, read,
+        one_event_per_key=checked.one_event_per_key) }}
   {%- endcall -%}
   {{ historize._write_per_task(cfg, false) }}
   {%- set merged = historize._merge_result(load_result('main'), read, with_metrics=false) -%}
