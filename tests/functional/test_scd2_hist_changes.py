@@ -222,6 +222,24 @@ def events_state(project) -> dict:
     }
 
 
+def test_an_empty_batch_applies_the_events_a_killed_run_left_pending(project):
+    """A run killed after recording its events leaves them pending (its MERGE undone here);
+    the next load, of no event, checks nothing and applies them."""
+    events_model(project)
+    load(project, BATCH_1, "r1")
+    before = project.sql(f"describe history {project.schema}.hist limit 1")[0][0]
+    load(project, BATCH_2, "r2")
+    project.sql(f"restore table {project.schema}.hist to version as of {before}")
+    project.sql(f"update {project.schema}.hist__historize_events set _historize_applied = false where load_run_id = 'r2'")
+    recorder = dbt.EventRecorder()
+    load(project, [], "r3", callbacks=[recorder])
+    assert project.table("hist", SHOWN, ORDER) == [row[:-1] + ("r3" if row[-1] == "r2" else row[-1],) for row in AFTER_2]
+    assert project.table("hist__historize_events", "count_if(not _historize_applied)") == [(0,)]
+    statements = [sql for _, sql in recorder.statements]
+    assert not [sql for sql in statements if "conflicting as (" in sql or "insert into" in sql], statements
+    assert len([sql for sql in statements if "merge into" in sql]) == 1
+
+
 # A batch after every event of BATCH_1: its keys' histories continue from their open versions.
 IN_ORDER = [
     (1, "d", 1, T[6], 0, "U"),

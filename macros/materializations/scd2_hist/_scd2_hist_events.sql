@@ -143,7 +143,8 @@
     in the select or against the events table `events` (none: it does not
     exist yet). An event can only repeat or contradict one at its own instant,
     so the events table is read from the batch's first instant on (Delta skips
-    the files before it). Returns {'unrecorded': how many of its events the
+    the files before it); a batch of no event is not checked, and only the
+    pending runs are read of the events table. Returns {'unrecorded': how many of its events the
     events table does not hold yet, 'since': the batch's first instant as SQL,
     'pending': the load_run_id of every run whose events are pending,
     'in_order': whether the batch comes after every event recorded, none of
@@ -166,19 +167,24 @@
   {%- set keys, sequence = cfg.unique_key, cfg.sequence_by -%}
   {%- set identity = keys + sequence -%}
   {%- set at = historize._quote(sequence[0]) -%}
+  {#- The batch's first instant, and the runs whose events are pending. -#}
   {%- set order_query -%}
     select
+        count(*) as event_rows,
         cast(min({{ at }}) as string) as first_event,
         {%- if events is not none %}
-        coalesce(min({{ at }}) > (select max({{ at }}) from {{ events }}), true) as after_every_event,
         (select to_json(collect_set(load_run_id)) from {{ events }} where not _historize_applied) as pending
         {%- else %}
-        true as after_every_event,
         '[]' as pending
         {%- endif %}
     from {{ staged }}
   {%- endset -%}
   {%- set order = run_query(order_query).rows[0] -%}
+  {%- set pending = fromjson(order['pending']) | sort -%}
+  {%- if order['event_rows'] == 0 -%}
+    {#- No event: nothing to check or record; the pending runs' events are applied. -#}
+    {{ return({'unrecorded': 0, 'since': none, 'pending': pending, 'in_order': false}) }}
+  {%- endif -%}
   {%- set since = "timestamp'" ~ order['first_event'] ~ "'" if order['first_event'] is not none else none -%}
   {%- set any_null_key = historize._column_list(keys, suffix=' is null', separator=' or ') -%}
   {%- set any_null_sequence = historize._column_list(sequence, suffix=' is null', separator=' or ') -%}
@@ -218,7 +224,12 @@
 
     select
         counted.*,
-        conflicts.*
+        conflicts.*,
+        {%- if events is not none and since %}
+        (select count(*) = 0 from {{ events }} where {{ at }} >= {{ since }}) as after_every_event
+        {%- else %}
+        true as after_every_event
+        {%- endif %}
     from (
         select
             count(*) as event_rows,
@@ -266,9 +277,8 @@
         ~ (" or against the events already applied" if events is not none else "") ~ ", e.g. " ~ checked['conflict_examples']
         ~ "; the same event twice is one event, two events need two sequences. Nothing was written") }}
   {%- endif -%}
-  {%- set pending = fromjson(order['pending']) | sort -%}
   {{ return({'unrecorded': checked['unrecorded'] | int, 'since': since, 'pending': pending,
-             'in_order': order['after_every_event'] and not pending}) }}
+             'in_order': checked['after_every_event'] and not pending}) }}
 {% endmacro %}
 
 
