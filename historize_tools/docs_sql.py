@@ -45,6 +45,17 @@ class Rendered:
     builder: str
 
 
+# A Fivetran batch's columns, and its MERGE by a run that read the table at version 2 with 5 rows.
+FIVETRAN_BATCH_COLUMNS = (
+    "[api.Column.create('id', 'int'), api.Column.create('amount', 'int'), api.Column.create('status', 'string'), "
+    "api.Column.create('_fivetran_start', 'timestamp'), api.Column.create('_fivetran_op', 'string')]")
+FIVETRAN_MERGE = (
+    "{{%- set cfg = historize._fivetran_history_config() -%}}"
+    "{{%- set source = api.Relation.create(identifier=this.identifier ~ '__historize_source') -%}}"
+    "{{{{ historize._fivetran_history_checked_merge_sql(cfg, this, source, "
+    "historize._fivetran_history_columns(cfg, columns), "
+    "{{'relation': this, 'version': 2, 'scope': none, 'rows': 5}}, one_event_per_key={one_event_per_key}) }}}}")
+
 RENDERED = {
     # scd2_hist's default load: its one MERGE, by a run that read the table at version 7
     # with 1,000 open versions, none begun at this load_timestamp
@@ -71,24 +82,12 @@ RENDERED = {
         "guard=historize._unchanged_since({'relation': this, 'version': 4, 'scope': historize._guard_scope(cfg, 'guarded'), 'rows': 3}, cfg)) }}"),
     # fivetran_history's one MERGE, by a run that read the table at version 2 with 5 rows
     "fivetran_history-merge": Rendered(
-        "orders_history", "materialized='view', unique_key=['id']",
-        "[api.Column.create('id', 'int'), api.Column.create('amount', 'int'), api.Column.create('status', 'string'), "
-        "api.Column.create('_fivetran_start', 'timestamp'), api.Column.create('_fivetran_op', 'string')]",
-        "{%- set cfg = historize._fivetran_history_config() -%}"
-        "{%- set source = api.Relation.create(identifier=this.identifier ~ '__historize_source') -%}"
-        "{{ historize._fivetran_history_checked_merge_sql(cfg, this, source, "
-        "historize._fivetran_history_columns(cfg, columns), "
-        "{'relation': this, 'version': 2, 'scope': none, 'rows': 5}) }}"),
+        "orders_history", "materialized='view', unique_key=['id']", FIVETRAN_BATCH_COLUMNS,
+        FIVETRAN_MERGE.format(one_event_per_key="false")),
     # the same MERGE of a batch with one event per key
     "fivetran_history-merge-one-event": Rendered(
-        "orders_daily_history", "materialized='view', unique_key=['id']",
-        "[api.Column.create('id', 'int'), api.Column.create('amount', 'int'), api.Column.create('status', 'string'), "
-        "api.Column.create('_fivetran_start', 'timestamp'), api.Column.create('_fivetran_op', 'string')]",
-        "{%- set cfg = historize._fivetran_history_config() -%}"
-        "{%- set source = api.Relation.create(identifier=this.identifier ~ '__historize_source') -%}"
-        "{{ historize._fivetran_history_checked_merge_sql(cfg, this, source, "
-        "historize._fivetran_history_columns(cfg, columns), "
-        "{'relation': this, 'version': 2, 'scope': none, 'rows': 5}, one_event_per_key=true) }}"),
+        "orders_daily_history", "materialized='view', unique_key=['id']", FIVETRAN_BATCH_COLUMNS,
+        FIVETRAN_MERGE.format(one_event_per_key="true")),
     # scd2_hist from change events: the one MERGE of an events load, by a run that read the
     # table at version 12 with 4,000 rows
     "scd2_hist-events-merge": Rendered(

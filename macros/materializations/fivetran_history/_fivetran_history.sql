@@ -198,6 +198,24 @@
     MERGE then applies only the difference from the versions already there, so
     a replayed batch writes nothing and a batch is one commit. -#}
 
+{#- The batch `staged` typed, one row per event: its key and data columns,
+    `_historize_event_at`, `_historize_op` (lower case) and `_historize_synced`. -#}
+{% macro _fivetran_history_batch_sql(cfg, staged, columns) %}
+  {%- set q = historize._quote -%}
+    select
+        {%- for name in cfg.unique_key %}
+        cast({{ q(name) }} as {{ columns.types[name] }}) as {{ q(name) }},
+        {%- endfor %}
+        {%- for name in columns.data %}
+        {{ q(name) }},
+        {%- endfor %}
+        cast({{ q(cfg.valid_from) }} as timestamp) as _historize_event_at,
+        lower({{ q(cfg.op_column) }}) as _historize_op,
+        {% if columns.has_synced %}cast({{ q(cfg.synced) }} as timestamp){% else %}{{ historize.load_timestamp_sql() }}{% endif %} as _historize_synced
+    from {{ staged }}
+{% endmacro %}
+
+
 {#- The change set of a batch: every version the batch's events give their
     keys, compared with the versions already there. `_historize_action`: new
     (a version to insert), changed (a version whose values, end or flag
@@ -243,17 +261,7 @@
       ~ "\n        else walked._historize_event_at - interval 1 millisecond end" -%}
     with
     batch as (
-        select
-            {%- for name in keys %}
-            cast({{ q(name) }} as {{ columns.types[name] }}) as {{ q(name) }},
-            {%- endfor %}
-            {%- for name in data_columns %}
-            {{ q(name) }},
-            {%- endfor %}
-            cast({{ q(cfg.valid_from) }} as timestamp) as _historize_event_at,
-            lower({{ q(cfg.op_column) }}) as _historize_op,
-            {% if columns.has_synced %}cast({{ q(cfg.synced) }} as timestamp){% else %}{{ historize.load_timestamp_sql() }}{% endif %} as _historize_synced
-        from {{ staged }}
+        {{ historize._fivetran_history_batch_sql(cfg, staged, columns) | indent(4) }}
     ),
 
     earliest as (
@@ -474,17 +482,7 @@
   {%- set at = 'key_versions._historize_version._historize_start' -%}
     with
     batch as (
-        select
-            {%- for name in keys %}
-            cast({{ q(name) }} as {{ columns.types[name] }}) as {{ q(name) }},
-            {%- endfor %}
-            {%- for name in data_columns %}
-            {{ q(name) }},
-            {%- endfor %}
-            cast({{ q(cfg.valid_from) }} as timestamp) as _historize_event_at,
-            lower({{ q(cfg.op_column) }}) as _historize_op,
-            {% if columns.has_synced %}cast({{ q(cfg.synced) }} as timestamp){% else %}{{ historize.load_timestamp_sql() }}{% endif %} as _historize_synced
-        from {{ staged }}
+        {{ historize._fivetran_history_batch_sql(cfg, staged, columns) | indent(4) }}
     ),
 
     key_versions as (
