@@ -50,11 +50,11 @@ FIVETRAN_BATCH_COLUMNS = (
     "[api.Column.create('id', 'int'), api.Column.create('amount', 'int'), api.Column.create('status', 'string'), "
     "api.Column.create('_fivetran_start', 'timestamp'), api.Column.create('_fivetran_op', 'string')]")
 FIVETRAN_MERGE = (
-    "{{%- set cfg = historize._fivetran_history_config() -%}}"
-    "{{%- set source = api.Relation.create(identifier=this.identifier ~ '__historize_source') -%}}"
-    "{{{{ historize._fivetran_history_checked_merge_sql(cfg, this, source, "
+    "{%- set cfg = historize._fivetran_history_config() -%}"
+    "{%- set source = api.Relation.create(identifier=this.identifier ~ '__historize_source') -%}"
+    "{{ historize._fivetran_history_checked_merge_sql(cfg, this, source, "
     "historize._fivetran_history_columns(cfg, columns), "
-    "{{'relation': this, 'version': 2, 'scope': none, 'rows': 5}}, one_event_per_key={one_event_per_key}) }}}}")
+    "{'relation': this, 'version': 2, 'scope': none, 'rows': 5}, one_event_per_key=one_event_per_key) }}")
 
 RENDERED = {
     # scd2_hist's default load: its one MERGE, by a run that read the table at version 7
@@ -83,11 +83,11 @@ RENDERED = {
     # fivetran_history's one MERGE, by a run that read the table at version 2 with 5 rows
     "fivetran_history-merge": Rendered(
         "orders_history", "materialized='view', unique_key=['id']", FIVETRAN_BATCH_COLUMNS,
-        FIVETRAN_MERGE.format(one_event_per_key="false")),
+        "{%- set one_event_per_key = false -%}" + FIVETRAN_MERGE),
     # the same MERGE of a batch with one event per key
     "fivetran_history-merge-one-event": Rendered(
         "orders_daily_history", "materialized='view', unique_key=['id']", FIVETRAN_BATCH_COLUMNS,
-        FIVETRAN_MERGE.format(one_event_per_key="true")),
+        "{%- set one_event_per_key = true -%}" + FIVETRAN_MERGE),
     # scd2_hist from change events: the one MERGE of an events load, by a run that read the
     # table at version 12 with 4,000 rows
     "scd2_hist-events-merge": Rendered(

@@ -530,11 +530,10 @@
                 then {{ version(new_data, cfg.tmax_sql, 'true', 'by_key._historize_synced', start='by_key._historize_event_at') | indent(16) }}
             end as _historize_new,
             case
-                when case
-                    when by_key._historize_op = 'delete'
-                        then by_key._historize_base._historize_start <= by_key._historize_event_at and by_key._historize_base._historize_active
-                    else by_key._historize_base._historize_active or by_key._historize_base._historize_end >= by_key._historize_event_at
-                end
+                when (by_key._historize_op = 'delete' and by_key._historize_base._historize_start <= by_key._historize_event_at
+                        and by_key._historize_base._historize_active)
+                    or (by_key._historize_op <> 'delete' and (by_key._historize_base._historize_active
+                        or by_key._historize_base._historize_end >= by_key._historize_event_at))
                 then {{ version(base_data, "case when by_key._historize_op = 'delete' then by_key._historize_event_at "
                     ~ "else by_key._historize_event_at - interval 1 millisecond end", 'false', 'by_key._historize_base._historize_synced',
                     start='by_key._historize_base._historize_start') | indent(16) }}
