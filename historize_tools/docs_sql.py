@@ -45,7 +45,7 @@ class Rendered:
     builder: str
 
 
-# A Fivetran batch's columns, and its MERGE by a run that read the table at version 2 with 5 rows.
+# A Fivetran batch's columns, and its MERGE.
 FIVETRAN_BATCH_COLUMNS = (
     "[api.Column.create('id', 'int'), api.Column.create('amount', 'int'), api.Column.create('status', 'string'), "
     "api.Column.create('_fivetran_start', 'timestamp'), api.Column.create('_fivetran_op', 'string')]")
@@ -53,20 +53,17 @@ FIVETRAN_MERGE = (
     "{%- set cfg = historize._fivetran_history_config() -%}"
     "{%- set source = api.Relation.create(identifier=this.identifier ~ '__historize_source') -%}"
     "{{ historize._fivetran_history_checked_merge_sql(cfg, this, source, "
-    "historize._fivetran_history_columns(cfg, columns), "
-    "{'relation': this, 'version': 2, 'scope': none, 'rows': 5}, one_event_per_key=one_event_per_key) }}")
+    "historize._fivetran_history_columns(cfg, columns), one_event_per_key=one_event_per_key) }}")
 
 RENDERED = {
-    # scd2_hist's default load: its one MERGE, by a run that read the table at version 7
-    # with 1,000 open versions, none begun at this load_timestamp
+    # scd2_hist's default load: its one MERGE
     "scd2_hist-merge": Rendered(
         "product_hist", "materialized='view', unique_key='product_id'",
         "[api.Column.create('product_id', 'int'), api.Column.create('name', 'string'), "
         "api.Column.create('price', 'decimal(12,2)')]",
         "{%- set cfg = historize._scd2_hist_config() -%}"
         "{%- set source = api.Relation.create(identifier=this.identifier ~ '__historize_source') -%}"
-        "{{ historize._scd2_hist_checked_merge_sql(cfg, this, source, ['product_id', 'name', 'price'], "
-        "{'relation': this, 'version': 7, 'scope': historize._guard_scope(cfg, 'guarded'), 'rows': 1000, 'rerun_rows': 0}, rerun=false) }}"),
+        "{{ historize._scd2_hist_checked_merge_sql(cfg, this, source, ['product_id', 'name', 'price']) }}"),
     # scd_type6's dimension MERGE over its cached change set, by a run that read the
     # dimension at version 4 with 3 current rows
     "scd_type6-merge": Rendered(

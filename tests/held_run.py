@@ -1,6 +1,7 @@
 """Run A of the concurrency tests: a dbt command in a process of its own, each
-model held right before its first guarded write (the first statement whose
-source carries the concurrency guard), after every read the load makes; or,
+model held right before its first write of its table (the first statement whose
+source carries the concurrency guard, or its first MERGE: an scd2_hist load
+that is its MERGE alone has no guard), after every read the load makes; or,
 with --before, right before its first statement that starts with PREFIX.
 
     python tests/held_run.py HOLD_DIR [--before PREFIX] DBT_ARGUMENT...
@@ -30,9 +31,10 @@ def main(hold_dir: Path, arguments: list[str]) -> int:
         before, arguments = arguments[1].lower(), arguments[2:]
 
     def holds_here(sql: str) -> bool:
+        statement = sql.split("*/", 1)[-1].strip().lower()
         if before is None:
-            return GUARD_COLUMN in sql
-        return sql.split("*/", 1)[-1].strip().lower().startswith(before)
+            return GUARD_COLUMN in sql or statement.startswith("merge into")
+        return statement.startswith(before)
 
     def hold(event) -> None:
         if event.info.name != "SQLQuery" or not holds_here(event.data.sql):

@@ -129,6 +129,8 @@
                       says where that instant came from)
       rerun_conflict  around the number of keys whose `what` began at this
                       load_timestamp and now differ, then their examples
+      rerun_conflict_key  around one such key, then what the select does to it
+                      (the check of a row of the change set)
     `keys` and `label` name the key of the key refusals. -#}
 {% macro _refusal(kind, model_name, keys=[], label='unique_key', history=none, detail='', what='') %}
   {%- set head = "historize: model " ~ model_name ~ ": " -%}
@@ -144,6 +146,10 @@
     {{ return([head ~ "load_timestamp " ~ historize.load_timestamp() ~ " was already loaded with other data: ",
         " key(s) whose " ~ what ~ " began at this load_timestamp now differ, e.g. ",
         "; a rerun must see the same snapshot, a new snapshot needs a new load_timestamp. Nothing was written"]) }}
+  {%- elif kind == 'rerun_conflict_key' -%}
+    {{ return([head ~ "load_timestamp " ~ historize.load_timestamp() ~ " was already loaded with other data: the "
+        ~ what ~ " of key (", ") began at this load_timestamp and now differs (",
+        "); a rerun must see the same snapshot, a new snapshot needs a new load_timestamp. Nothing was written"]) }}
   {%- endif -%}
   {{ exceptions.raise_compiler_error("historize: no refusal named '" ~ kind ~ "'") }}
 {% endmacro %}
@@ -238,6 +244,16 @@
       {%- endif %}
     {%- endcall -%}
   {%- endif -%}
+{% endmacro %}
+
+
+{#- What a load's one MERGE wrote, from its statement's `result` (dbt's
+    load_result): Delta's counts of rows {'affected', 'updated', 'deleted',
+    'inserted'}. -#}
+{% macro _merge_result(result) %}
+  {%- set row = result.table.rows[0] -%}
+  {{ return({'affected': row['num_affected_rows'] | int, 'updated': row['num_updated_rows'] | int,
+             'deleted': row['num_deleted_rows'] | int, 'inserted': row['num_inserted_rows'] | int}) }}
 {% endmacro %}
 
 

@@ -3,10 +3,13 @@ cluster (./scripts/cluster.sh): run A, a dbt process of its own through the
 Thrift server, is held right before its first write of each model, after every
 read its load makes; meanwhile run B, a second dbt invocation through the same
 server, loads the same tables. B's load is earlier
-than A's, later than A's, or the very same load. A must fail on every table
-without writing anything, naming the table and saying to rerun; B's loads must
-stand; A rerun must end as B then A, be refused as older than the table's
-newest load, or change nothing."""
+than A's, later than A's, or the very same load. Where A's load read the table
+before its write (scd_type6), A must fail on the table without writing
+anything, naming the table and saying to rerun; B's loads must stand; A rerun
+must end as B then A, be refused as older than the table's newest load, or
+change nothing. An scd2_hist or fivetran_history load is its MERGE alone, which
+reads the table itself: held before it, A's load comes after B's as its rerun
+would; a write that lands while that MERGE runs fails it on Delta's commit."""
 from __future__ import annotations
 
 import datetime as dt
@@ -31,6 +34,8 @@ KINDS = {  # the materialization's config, and its select's columns
 }
 MODELS = [f"{kind}_{race}" for kind in KINDS for race in RACES]
 REFUSES_OLDER = ("hist_later", "dim_later")  # a Fivetran batch is placed by its events' times
+READ_BEFORE_WRITE = ("dim",)  # the kinds whose load reads the table before its write, with a guard
+PAUSE_MS = 8000  # run A's pause while its scd2_hist MERGE reads its select
 E = {n: dt.datetime(2026, 2, n) for n in range(1, 6)}  # event times of the Fivetran batches
 LOADS = {  # kind: rows of its select for the first load (at T1), for B and for A (at T3)
     "hist": ([(1, "a"), (2, "b")], [(1, "a2"), (2, "b")], [(1, "a"), (2, "b3"), (3, "c")]),
@@ -113,16 +118,17 @@ def variables(load: tuple) -> dict:
     return {"load_timestamp": at.strftime("%Y-%m-%d %H:%M:%S"), "load_run_id": run_id, "load": rows}
 
 
-def start_run_a(project, port: int, hold_dir: Path, threads: int, before: str | None = None) -> subprocess.Popen:
+def start_run_a(project, port: int, hold_dir: Path, threads: int, before: str | None = None,
+                pause_ms: int = 0) -> subprocess.Popen:
     """Run A through the Thrift server, every model at once, each held before its first write
-    (or its first statement starting with `before`)."""
+    (or its first statement starting with `before`); `pause_ms`, the var `pause_ms`."""
     env = dict(os.environ, HISTORIZE_THRIFT_HOST="127.0.0.1", HISTORIZE_THRIFT_PORT=str(port),
                HISTORIZE_SCHEMA=project.schema, HISTORIZE_TARGET="thrift")
     hold_point = ["--before", before] if before else []
     command = [sys.executable, str(HELD_RUN), str(hold_dir), *hold_point,
                "run", "--target", "thrift", "--threads", str(threads), "--project-dir", str(project.path),
                "--target-path", str(project.path / "target_a"), "--log-path", str(project.path / "logs_a"),
-               "--vars", str(variables(A_LOAD))]
+               "--vars", str({**variables(A_LOAD), "pause_ms": pause_ms})]
     return subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
 
@@ -135,7 +141,7 @@ def wait_until_held(run_a: subprocess.Popen, hold_dir: Path, models: list[str], 
         time.sleep(0.2)
 
 
-def test_a_run_overtaken_by_another_fails_cleanly_for_every_materialization(cluster_project, running_cluster, tmp_path):
+def test_a_run_overtaken_by_another_fails_cleanly_or_comes_after_it(cluster_project, running_cluster, tmp_path):
     models = {f"{kind}_{race}": (kind, race) for kind in KINDS for race in RACES}
     for name, (kind, _) in models.items():
         cluster_project.model(name, f"""
@@ -162,19 +168,31 @@ def test_a_run_overtaken_by_another_fails_cleanly_for_every_materialization(clus
     output = run_a.communicate(timeout=300)[0]
 
     assert run_a.returncode == 1, output
-    for name in models:
+    older = ("historize: model {name}: load_timestamp 2026-01-03 06:00:00.000000 is older than 2026-01-04 06:00:00, "
+             "the newest time already in {table}{detail}; loads must come in time order. Nothing was written")
+    for name, (kind, race) in models.items():
+        table = f"{cluster_project.schema}.{name}"
+        if kind not in READ_BEFORE_WRITE:
+            # its MERGE read B's table: after B's earlier load it applied, after B's later one
+            # it is refused as a rerun would be, after the same load it changed nothing
+            if name in REFUSES_OLDER:
+                assert older.format(name=name, table=table, detail="") in output, output
+                assert tables.versions(name) == versions_after_b[name], name
+            elif race == "same":
+                assert tables.versions(name) == versions_after_b[name], name
+            else:
+                assert tables.versions(name) == (versions_after_b[name][0] + 1,), name
+            assert tables.rows(name, *SHOWN[kind]) == as_text(expected(kind, race)["after_rerun"]), name
+            continue
         if name in REFUSES_OLDER:
             # B's later load landed: A is refused as a rerun would be, not told to retry
-            assert (f"historize: model {name}: load_timestamp 2026-01-03 06:00:00.000000 is older than 2026-01-04 "
-                    f"06:00:00, the newest time already in {cluster_project.schema}.{name} (written by another run after "
-                    f"version {read_versions[name]}, which this run read); loads must come in time order. Nothing "
-                    f"was written") in output, output
+            detail = f" (written by another run after version {read_versions[name]}, which this run read)"
+            assert older.format(name=name, table=table, detail=detail) in output, output
         else:
-            assert (f"historize: model {name}: {cluster_project.schema}.{name} was written by another run after version "
+            assert (f"historize: model {name}: {table} was written by another run after version "
                     f"{read_versions[name]}, which this run read; nothing of this run was written to it. Rerun the "
                     f"model") in output, output
-    assert {name: tables.versions(name) for name in models} == versions_after_b, "run A wrote"
-    for name, (kind, race) in models.items():
+        assert tables.versions(name) == versions_after_b[name], f"run A wrote {name}"
         assert tables.rows(name, *SHOWN[kind]) == as_text(expected(kind, race)["after_b"]), name
         if kind == "dim":
             assert tables.audit(name) == as_text(expected(kind, race)["audit_after_b"]), name
@@ -193,8 +211,45 @@ def test_a_run_overtaken_by_another_fails_cleanly_for_every_materialization(clus
         assert tables.rows(name, *SHOWN[kind]) == as_text(expected(kind, race)["after_rerun"]), name
         if kind == "dim":
             assert tables.audit(name) == as_text(expected(kind, race)["audit_after_rerun"]), name
-        if race == "same" or name in REFUSES_OLDER:
+        if race == "same" or name in REFUSES_OLDER or kind not in READ_BEFORE_WRITE:
             assert tables.versions(name) == versions_before_rerun[name], name
+
+
+def test_a_write_while_an_scd2_hist_merge_runs_fails_it_on_delta_commit(cluster_project, running_cluster, tmp_path):
+    """Run A's scd2_hist load, its MERGE alone, reads its select slowly (a pause on one row), so
+    that another write commits to the table while that MERGE runs, after it read the table:
+    Delta's commit fails A's MERGE, nothing of A written, the other write standing; A's rerun
+    is an ordinary load after it."""
+    tables = TargetTables(cluster_project.schema)
+    for load, rows in enumerate(LOADS["hist"]):
+        tables.create(f"src_hist_{load}", KINDS["hist"][1], rows)
+    cluster_project.model("slow", """
+        {{ config(materialized='scd2_hist', unique_key='id') }}
+        select src.* from {{ target.schema }}.src_hist_{{ var('load') }} as src
+        where src.id <> 3 or coalesce(java_method('java.lang.Thread', 'sleep', cast({{ var('pause_ms', 0) }} as bigint)), '') is not null
+        """)
+    cluster_project.run("run", variables=variables((T1, "r1", 0)))
+    hold_dir = tmp_path / "hold"
+    hold_dir.mkdir()
+    run_a = start_run_a(cluster_project, running_cluster.thrift_port, hold_dir, threads=1, pause_ms=PAUSE_MS)
+    wait_until_held(run_a, hold_dir, ["slow"])
+    commits_before = tables.commits("slow")
+    (hold_dir / "release").touch()
+    time.sleep(PAUSE_MS / 4000)  # A's MERGE has read the table and is reading its select
+    # the other write, while A's MERGE runs: version 1's run id changed by hand
+    demo.query(f"update {cluster_project.schema}.slow set load_run_id = 'hand' where id = 1")
+    assert run_a.poll() is None, "run A's MERGE ended before the other write"
+    output = run_a.communicate(timeout=300)[0]
+
+    assert run_a.returncode == 1, output
+    assert "[DELTA_CONCURRENT_" in output, output
+    assert tables.commits("slow") == commits_before + 1, "run A wrote"
+    after_write = [(1, "a", T1, None, "new", "hand"), (2, "b", T1, None, "new", "r1")]
+    assert tables.rows("slow", *SHOWN["hist"]) == as_text(after_write)
+    cluster_project.run("run", variables=variables(A_LOAD))
+    assert tables.rows("slow", *SHOWN["hist"]) == as_text([
+        (1, "a", T1, None, "new", "hand"), (2, "b", T1, T3, "changed", "rA"), (2, "b3", T3, None, "changed", "rA"),
+        (3, "c", T3, None, "new", "rA")])
 
 
 def adopter_model(project, tables: TargetTables) -> None:
@@ -217,31 +272,28 @@ ADOPTED_AFTER_B_THEN_A = [
 ]
 
 
-def test_an_adopting_run_overtaken_by_another_fails_cleanly(cluster_project, running_cluster, tmp_path):
+def test_an_adopting_run_overtaken_by_another_loads_after_it(cluster_project, running_cluster, tmp_path):
     """Run A's first load of an scd2_hist model adopts an SCD2 table (adopt_from), then is held
-    before its MERGE; run B, an earlier load, finds the table and loads it. A's MERGE is then
-    refused by the guard, nothing of its load written; the adoption stands (its rows carry A's
-    run id), and A's rerun is an ordinary load after B's."""
+    before its MERGE; run B, an earlier load, finds the table and loads it. A's MERGE then reads
+    the table B wrote: its load comes after B's, and the adoption stands (its rows carry A's
+    run id)."""
     tables = TargetTables(cluster_project.schema)
     adopter_model(cluster_project, tables)
     hold_dir = tmp_path / "hold"
     hold_dir.mkdir()
     run_a = start_run_a(cluster_project, running_cluster.thrift_port, hold_dir, threads=1)
     wait_until_held(run_a, hold_dir, ["adopter"])
-    read_version = tables.commits("adopter") - 1  # A's adoption: the version its load read
     cluster_project.run("run", variables=variables(B_LOAD["earlier"]))
-    # the race: A adopted the table and read it, then B wrote it, and A has not written its load yet
+    # the race: A adopted the table, then B wrote it, and A has not written its load yet
     assert run_a.poll() is None, "run A went on before run B ended"
     after_b_load = [(1, "a", T1, T2, "changed", "rB"), (1, "a2", T2, None, "changed", "rB"), (2, "b", T1, None, "new", "rA")]
     assert tables.rows("adopter", *SHOWN["hist"]) == as_text(after_b_load)
+    commits_after_b = tables.commits("adopter")
     (hold_dir / "release").touch()
     output = run_a.communicate(timeout=300)[0]
 
-    assert run_a.returncode == 1, output
-    assert (f"historize: model adopter: {cluster_project.schema}.adopter was written by another run after version "
-            f"{read_version}, which this run read; nothing of this run was written to it. Rerun the model") in output
-    assert tables.rows("adopter", *SHOWN["hist"]) == as_text(after_b_load)
-    cluster_project.run("run", variables=variables(A_LOAD))
+    assert run_a.returncode == 0, output
+    assert tables.commits("adopter") == commits_after_b + 1
     assert tables.rows("adopter", *SHOWN["hist"]) == as_text(ADOPTED_AFTER_B_THEN_A)
 
 

@@ -105,25 +105,27 @@ def test_every_run_of_a_history_model_is_recorded_with_its_outcome(project):
     assert "historize: " in error and "duplicate" in error.lower()
     recorded("customers_hist", before["customers_hist"], "refused", (None, None, None), (0, 0, 0), 4)
 
-    # Load 4 again, overtaken: another writer commits between its read and its write
-    # (from dbt's thread, which has no active session of its own).
+    # Load 4 of the scd_type6 model, overtaken: another writer commits between its read and
+    # its write (from dbt's thread, which has no active session of its own). (An scd2_hist
+    # load reads the table in its one MERGE only: see test_concurrency.py.)
     session = dbt.spark()
 
     def other_writer(event) -> None:
         if event.info.name == "SQLQuery" and GUARD_COLUMN in event.data.sql and not overtaken:
             overtaken.append(event.data.sql)
-            session.sql(f"update {project.schema}.customers_hist set loaded_at = loaded_at where id = 1")
+            session.sql(f"update {project.schema}.customers_dim set id = id where id = 1")
 
     overtaken: list[str] = []
-    result, before = load(4, [(1, "a"), (3, "c")], "customers_hist", callbacks=[other_writer], expect_success=False)
+    result, before = load(4, [(1, "a"), (3, "c")], "customers_dim", callbacks=[other_writer], expect_success=False)
     assert overtaken, "the other writer never ran"
     conflict = dbt.failure_messages(result)
     assert "was written by another run after version" in conflict
     # The run's versions are the table's at its start and end: the other writer's commit is between.
-    recorded("customers_hist", before["customers_hist"], "conflict", (None, None, None), (0, 1, 0), 4)
-    assert expected[-1][9:11] == (before["customers_hist"], before["customers_hist"] + 1)
+    recorded("customers_dim", before["customers_dim"], "conflict", (None, None, None), (0, 1, 0), 4)
+    assert expected[-1][9:11] == (before["customers_dim"], before["customers_dim"] + 1)
 
     found = ledger(project)
+    expected.sort(key=lambda row: (row[12], row[1]))  # as ledger() orders them: by run id, then model
     assert [row[:-2] for row in found] == [row[:-1] for row in expected]
     # Each run's start and end, in UTC, within its invocation.
     for (*_, started, ended), (*_, (invoked, returned)) in zip(found, expected):

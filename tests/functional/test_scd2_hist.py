@@ -317,8 +317,9 @@ def test_bad_input_fails_clearly_and_leaves_tables_as_they_were(project):
          "load_timestamp 2026-01-01 06:00:00.000000 is older than 2026-01-02 06:00:00, the newest time already in"),
         # the same load_timestamp again, over other data: 5 would close at the instant it opened
         (LOAD_3, T2,
-         "load_timestamp 2026-01-02 06:00:00.000000 was already loaded with other data: 1 key(s) whose version "
-         "began at this load_timestamp now differ, e.g. (5) deleted"),
+         "load_timestamp 2026-01-02 06:00:00.000000 was already loaded with other data: the version of key (5) "
+         "began at this load_timestamp and now differs (deleted); a rerun must see the same snapshot, a new snapshot "
+         "needs a new load_timestamp. Nothing was written"),
     ]
     for rows, at, message in cases:
         error = load_fails(project, rows, at, "bad")

@@ -32,11 +32,6 @@ RENDERERS = {
     "plan": "{{ historize._scd2_hist_plan_sql(cfg, this, api.Relation.create(identifier='pending')) }}",
     "checked_merge": "{{ historize._scd2_hist_checked_merge_sql(cfg, this, api.Relation.create(identifier='src'), "
                      "['region', 'id', 'name']) }}",
-    "checked_merge_first_run": "{{ historize._scd2_hist_checked_merge_sql(cfg, this, api.Relation.create(identifier='src'), "
-                               "['region', 'id', 'name'], rerun=false) }}",
-    "guarded_merge": "{{ historize._scd2_hist_checked_merge_sql(cfg, this, api.Relation.create(identifier='src'), "
-                     "['region', 'id', 'name'], {'relation': this, 'version': 7, 'scope': historize._guard_scope(cfg, 'guarded'), 'rows': 40, "
-                     "'rerun_rows': 0}, rerun=false) }}",
 }
 # (old type, new type, whether Delta's type widening applies it in place)
 WIDENINGS = [
@@ -144,9 +139,9 @@ def test_plan_reads_the_cached_change_set_outside_any_cte(rendered, names):
     assert not sql.startswith("with") and " with " not in sql
     assert "sum(case when _historize_action = 'invalid' then 1 else 0 end)" in sql
     # the newest instant from the open versions and the versions that ended after this load, not the history
-    assert ("select greatest(max(guarded.`version_started_at`) filter (where guarded.`version_ended_at` is null), "
-            f"max(guarded.`version_ended_at`)) as newest_timestamp from {names.table('plan')} as guarded "
-            f"where guarded.`version_ended_at` is null or guarded.`version_ended_at` > {AT} ) as newest") in sql
+    assert ("select greatest(max(hist.`version_started_at`) filter (where hist.`version_ended_at` is null), "
+            f"max(hist.`version_ended_at`)) as newest_timestamp from {names.table('plan')} as hist "
+            f"where hist.`version_ended_at` is null or hist.`version_ended_at` > {AT} ) as newest") in sql
 
 
 def test_merge_strategy_computes_checks_and_writes_the_change_set_in_one_statement(rendered, names):
@@ -164,45 +159,23 @@ def test_merge_strategy_computes_checks_and_writes_the_change_set_in_one_stateme
             "cast(`_historize_key_1` as string)), ') x', cast(_historize_occurrences as string)))") in sql
     assert (f"when newest.newest_timestamp > {AT} then raise_error(concat('historize: model checked_merge: "
             "load_timestamp 2026-01-01 06:00:00.000000 is older than ', ") in sql
-    # a rerun's conflicts: the open versions that began at this load_timestamp, against the select
-    assert "when rerun.conflicts > 0 then raise_error(" in sql
-    assert (f"from {names.table('checked_merge')} as started left join ( select src_row.`region`, src_row.`id`, "
-            f"src_row.`row_hash`, true as _historize_in_source from {names.view('src')} as src_row ) as src "
-            "on started.`region` = src.`region` and started.`id` = src.`id` "
-            f"where started.`version_ended_at` is null and started.`version_started_at` = {AT} ) as started_at_load") in sql
+    # a rerun's conflict: a row of the change set that would close an open version begun at this
+    # load_timestamp raises, once the checks' row (computed first, for the join) passed
+    assert ("where case when chg._historize_action in ('changed', 'deleted') and chg._historize_open_started_at = "
+            f"{AT} then raise_error(concat('historize: model checked_merge: load_timestamp 2026-01-01 06:00:00.000000 "
+            "was already loaded with other data: the version of key (', concat_ws(', ', cast(chg.`_historize_key_0` as string), "
+            "cast(chg.`_historize_key_1` as string)), ') began at this load_timestamp and now differs (', chg._historize_action, "
+            "'); a rerun must see the same snapshot, a new snapshot needs a new load_timestamp. Nothing was written')) "
+            "else historize_checks._historize_checked end") in sql
+    assert "as started" not in sql and "conflicts" not in sql
     # every row of the source passes the checks; the change set carries no count of its own
     assert "from historize_changes as chg cross join historize_checks lateral view explode(" in sql
-    assert "else true end as _historize_checked" in sql  # no guard given
-    assert "where historize_checks._historize_checked" in sql
+    assert "else true end as _historize_checked" in sql
+    # no guard and no count: the MERGE's one read of the table is its own, which Delta's commit checks
     assert "_historize_scope_rows" not in sql
-
-
-def test_first_run_of_a_load_timestamp_checks_no_rerun_conflicts(rendered, names):
-    """No open version began at this load_timestamp when the run read the
-    table (and the guard fails the MERGE if one did since)."""
-    first = rendered["checked_merge_first_run"]
-    assert "conflicts" not in first and "started_at_load" not in first
-    assert first.count(f"from {names.view('src')} as src") == 2  # the change set's pass and the key checks'
-
-
-def test_the_guard_is_an_aggregate_of_the_newest_instants_scan(rendered, names):
-    """The guard reads no table of its own: its count and newest row commit
-    version are aggregates, filtered to the open versions, of the one scan
-    that finds the newest instant."""
-    sql = rendered["guarded_merge"]
-    assert sql.count(f"from {names.table('guarded_merge')} as guarded") == 1
-    assert "as unchanged_since" not in sql
-    assert ("select greatest(max(guarded.`version_started_at`) filter (where guarded.`version_ended_at` is null), "
-            "max(guarded.`version_ended_at`)) as newest_timestamp, "
-            "(count(*) filter (where guarded.`version_ended_at` is null) = 40 and "
-            "coalesce(max(guarded._metadata.row_commit_version) filter (where guarded.`version_ended_at` is null), -1) <= 7) "
-            "or raise_error(case when max(guarded.`version_started_at`) filter (where guarded.`version_ended_at` is null) "
-            f"> {AT} then concat(") in sql
-    assert (f"'historize: model guarded_merge: {names.table('guarded_merge')} was written by another run after version 7, "
-            "which this run read; nothing of this run was written to it. Rerun the model' end) is null "
-            f"as _historize_unchanged from {names.table('guarded_merge')} as guarded "
-            f"where guarded.`version_ended_at` is null or guarded.`version_ended_at` > {AT} ) as newest") in sql
-    assert "else newest._historize_unchanged end as _historize_checked" in sql
+    assert "row_commit_version" not in sql and "_historize_unchanged" not in sql
+    # the newest instant: one scan of the open versions and the versions that ended after this load
+    assert sql.count(f"from {names.table('checked_merge')} as hist where") == 1
 
 
 @pytest.mark.parametrize("name", sorted(set(RENDERERS) - {"widening"}))

@@ -598,25 +598,24 @@
 
 
 {#- A load's one MERGE: its source computes the change set of the batch
-    `staged` (the batch was checked before), guarded by the version `read`,
-    and it writes the difference: delete the replaced versions, update the
-    changed ones, insert the new. Delta's result of it gives the counts by
-    action: each new version is a row inserted, each changed one a row
-    updated, each replaced one a row deleted. -#}
-{% macro _fivetran_history_checked_merge_sql(cfg, history, staged, columns, read, one_event_per_key=false) %}
+    `staged` (the batch was checked before) and it writes the difference:
+    delete the replaced versions, update the changed ones, insert the new.
+    It is the load's one read of the table, so Delta's commit fails it if
+    another run wrote what it read: no version read, no guard. Delta's result
+    of it gives the counts by action: each new version is a row inserted,
+    each changed one a row updated, each replaced one a row deleted. -#}
+{% macro _fivetran_history_checked_merge_sql(cfg, history, staged, columns, one_event_per_key=false) %}
   {%- set written = columns.data + [cfg.valid_to, cfg.current_flag, cfg.synced] -%}
   {%- set table_columns = cfg.unique_key + columns.data + cfg.technical_columns -%}
-  {%- set with_sql -%}
-        with historize_changes as (
-            {%- if one_event_per_key %}
-            {{ historize._fivetran_history_one_event_changes_sql(cfg, history, staged, columns) | indent(8) }}
-            {%- else %}
-            {{ historize._fivetran_history_changes_sql(cfg, history, staged, columns) | indent(8) }}
-            {%- endif %}
-        )
-  {%- endset -%}
-    {{ historize._guarded_merge_into(history, 'historize_changes', historize._unchanged_since(read, cfg), with_sql) }}
-    on {{ historize._key_join(cfg.unique_key, 'hist', 'chg') }}
-        and hist.{{ historize._quote(cfg.valid_from) }} = chg.{{ historize._quote(cfg.valid_from) }}
-    {{ historize._write_versions_by_action(written, table_columns) }}
+merge into {{ history }} as hist
+using (
+    {%- if one_event_per_key %}
+    {{ historize._fivetran_history_one_event_changes_sql(cfg, history, staged, columns) | indent(4) }}
+    {%- else %}
+    {{ historize._fivetran_history_changes_sql(cfg, history, staged, columns) | indent(4) }}
+    {%- endif %}
+) as chg
+on {{ historize._key_join(cfg.unique_key, 'hist', 'chg') }}
+    and hist.{{ historize._quote(cfg.valid_from) }} = chg.{{ historize._quote(cfg.valid_from) }}
+{{ historize._write_versions_by_action(written, table_columns) }}
 {% endmacro %}

@@ -18,12 +18,8 @@
     {%- for name in cfg.unique_key + columns.data -%}{%- do typed.append({'name': name, 'data_type': columns.types[name]}) -%}{%- endfor -%}
     {%- set changes = historize._history_table_changes(cfg, found, typed, cfg.technical_columns) -%}
   {%- endif -%}
-  {#- The batch is checked before a table is created or changed, else after
-      the version is read (below). -#}
-  {%- set checked_first = found.relation is none or changes.changes_table -%}
-  {%- if checked_first -%}
-    {%- set checked = historize._fivetran_history_check_batch(cfg, staged_view) -%}
-  {%- endif -%}
+  {#- The batch is checked before a table is created or changed. -#}
+  {%- set checked = historize._fivetran_history_check_batch(cfg, staged_view) -%}
   {%- if found.relation is none and cfg.adopt_from -%}
     {#- The first load of a model with adopt_from takes over the Fivetran table's versions,
         checked before anything is written (adoption.sql); the batch is then applied to them. -#}
@@ -41,20 +37,16 @@
     {{ historize._sync_history_table(cfg, found, target_relation, changes, cfg.valid_from) }}
   {%- endif -%}
 
-  {#- The write fails if another run writes the table after this read. -#}
-  {%- set read = historize._read_version(target_relation) -%}
-  {%- if not checked_first -%}
-    {%- set checked = historize._fivetran_history_check_batch(cfg, staged_view) -%}
-  {%- endif -%}
   {#- The load is its MERGE alone: it computes the change set (of one event per key
-      without the walk) and writes it. -#}
+      without the walk) and writes it; its one read of the table is its own, which
+      Delta's commit fails if another run wrote what it read. -#}
   {{ historize._write_per_task(cfg, true) }}
   {%- call statement('main', fetch_result=true) -%}
-    {{ historize._fivetran_history_checked_merge_sql(cfg, target_relation, staged_view, columns, read,
+    {{ historize._fivetran_history_checked_merge_sql(cfg, target_relation, staged_view, columns,
         one_event_per_key=checked.one_event_per_key) }}
   {%- endcall -%}
   {{ historize._write_per_task(cfg, false) }}
-  {%- set merged = historize._merge_result(load_result('main'), read, with_metrics=false) -%}
+  {%- set merged = historize._merge_result(load_result('main')) -%}
   {%- set load = {'new': merged.inserted, 'changed': merged.updated, 'deleted': merged.deleted,
                   'written': merged.affected, 'detail': 'versions'} -%}
   {{ historize._report_load(cfg, load) }}

@@ -108,44 +108,28 @@
 
 
 {#- The plan of an scd2_hist load and the statements that carry it out.
-    With strategy 'merge' a load is its MERGE alone (guard.sql: _plan_checks_sql);
+    With strategy 'merge' a load is its MERGE alone (its checks: _scd2_hist_checks_sql);
     strategy 'ordered' runs the plan query first, for its steps' counts. -#}
 
 {#- That MERGE: the change set of the staged select `staged` computed, checked and
-    written in one statement, guarded by the version `read` (none: no guard,
-    to render it on its own), whose guard is one more aggregate of the scan
-    that finds the newest instant, not a read of its own. With `rerun` (open
-    versions began at this load_timestamp), it checks that they still hold
-    the select's data. -#}
-{% macro _scd2_hist_checked_merge_sql(cfg, history, staged, business_columns, read=none, rerun=true) %}
-  {%- set keys = cfg.unique_key -%}
-  {#- One row of _rerun_conflict_columns: the open versions that began at this
-      load_timestamp whose key the select now changes or leaves out. -#}
-  {%- set rerun_conflicts_sql -%}
-        select
-            {{ historize._rerun_conflict_columns(keys | length, '_historize_open_started_at') }}
-        from (
-            select
-                {%- for name in keys %}
-                {{ historize._quote(name, 'started') }} as {{ historize._quote('_historize_key_' ~ loop.index0) }},
-                {%- endfor %}
-                {{ historize._quote(cfg.valid_from, 'started') }} as _historize_open_started_at,
-                case
-                    when src._historize_in_source is null then 'deleted'
-                    when {{ historize._quote(cfg.hash_column, 'src') }} <=> {{ historize._quote(cfg.hash_column, 'started') }} then 'unchanged'
-                    else 'changed'
-                end as _historize_action
-            from {{ history }} as started
-            left join (
-                select
-                    {{ historize._column_list(keys + [cfg.hash_column], 'src_row', lines=true) }},
-                    true as _historize_in_source
-                from {{ staged }} as src_row
-            ) as src
-                on {{ historize._key_join(keys, 'started', 'src') }}
-            where {{ historize._quote(cfg.valid_to, 'started') }} is null
-                and {{ historize._quote(cfg.valid_from, 'started') }} = {{ historize.load_timestamp_sql() }}
-        ) as started_at_load
+    written in one statement. A row of the change set that would close an
+    open version begun at this load_timestamp (a rerun over other data)
+    raises the refusal naming its key, as the source's rows pass the checks:
+    the change set carries each key's open version, so the refusal reads no
+    table of its own. -#}
+{% macro _scd2_hist_checked_merge_sql(cfg, history, staged, business_columns) %}
+  {%- set rerun = historize._refusal('rerun_conflict_key', cfg.model_name, what='version') -%}
+  {%- set key_text = [] -%}
+  {%- for name in cfg.unique_key -%}
+    {%- do key_text.append('cast(chg.' ~ historize._quote('_historize_key_' ~ loop.index0) ~ ' as string)') -%}
+  {%- endfor -%}
+  {%- set checked -%}
+        case
+            when chg._historize_action in ('changed', 'deleted') and chg._historize_open_started_at = {{ historize.load_timestamp_sql() }}
+                then raise_error(concat({{ historize._string_literal(rerun[0]) }}, concat_ws(', ', {{ key_text | join(', ') }}),
+                    {{ historize._string_literal(rerun[1]) }}, chg._historize_action, {{ historize._string_literal(rerun[2]) }}))
+            else historize_checks._historize_checked
+        end
   {%- endset -%}
   {%- set with_sql -%}
         with historize_changes as (
@@ -153,13 +137,99 @@
         ),
 
         historize_checks as (
-            {{ historize._plan_checks_sql(cfg, history, staged, historize._scd2_hist_newest_sql(cfg, history, read),
-                rerun_conflicts_sql if rerun else none, 'version',
-                historize._unchanged_since(read, cfg, within='newest')) | indent(8) }}
+            {{ historize._scd2_hist_checks_sql(cfg, history, staged) | indent(8) }}
         )
   {%- endset -%}
   {{ return(historize._scd2_hist_merge_sql(cfg, history, 'historize_changes', business_columns,
-      historize._unchanged_since(read, cfg, within='checks'), with_sql)) }}
+      {'join': 'cross join historize_checks', 'predicate': checked | trim}, with_sql)) }}
+{% endmacro %}
+
+
+{#- The one-row relation of that MERGE's checks (the plan's, with the same
+    messages as the plan query's): its column `_historize_checked` is true,
+    or the first failing check raises its refusal, before Delta writes
+    anything. The checks read the staged select `staged` (its keys, column
+    pruned) and the table, never the change set, which Spark would compute
+    again for them: the newest instant already in the table
+    (_scd2_hist_newest_sql). The key check groups the select by key: its rows
+    with a NULL key (`null_key_rows`), and its duplicated keys
+    (`duplicated_keys`), each {order, key columns, example} so that sorting
+    puts the most repeated first, then by key, as _assert_unique_key does. -#}
+{% macro _scd2_hist_checks_sql(cfg, history, staged) %}
+  {%- set keys = cfg.unique_key -%}
+  {%- set null_key = historize._refusal('null_key', cfg.model_name, cfg.unique_key) -%}
+  {%- set duplicated_key = historize._refusal('duplicated_key', cfg.model_name, cfg.unique_key) -%}
+  {%- set older = historize._refusal('older_load', cfg.model_name, history=history) -%}
+  {%- set text = historize._string_literal -%}
+  {%- set key_names = [] -%}
+  {%- for name in keys -%}{%- do key_names.append(historize._quote('_historize_key_' ~ loop.index0)) -%}{%- endfor -%}
+  {%- set any_null = key_names | join(' is null or ') ~ ' is null' -%}
+    select
+        case
+            when invalid_keys.null_key_rows > 0
+                then raise_error(concat({{ text(null_key[0]) }}, cast(invalid_keys.null_key_rows as string), {{ text(null_key[1]) }}))
+            when size(invalid_keys.duplicated_keys) > 0
+                then raise_error(concat({{ text(duplicated_key[0]) }}, cast(size(invalid_keys.duplicated_keys) as string),
+                    {{ text(duplicated_key[1]) }},
+                    concat_ws('; ', transform(slice(array_sort(invalid_keys.duplicated_keys), 1, 5), duplicated -> duplicated.example)),
+                    {{ text(duplicated_key[2]) }}))
+            when newest.newest_timestamp > {{ historize.load_timestamp_sql() }}
+                then raise_error(concat({{ text(older[0]) }}, cast(newest.newest_timestamp as string), {{ text(older[1]) }}))
+            else true
+        end as _historize_checked
+    from (
+        select
+            coalesce(sum(case when {{ any_null }} then _historize_occurrences end), 0) as null_key_rows,
+            collect_set(case when not ({{ any_null }}) and _historize_occurrences > 1 then named_struct(
+                'order', -_historize_occurrences,
+                {%- for name in key_names %}
+                'key_{{ loop.index0 }}', {{ name }},
+                {%- endfor %}
+                'example', concat('(', concat_ws(', ', {% for name in key_names %}cast({{ name }} as string){{ ', ' if not loop.last }}{% endfor %}), ') x',
+                    cast(_historize_occurrences as string))) end) as duplicated_keys
+        from (
+            select
+                {%- for name in keys %}
+                {{ historize._quote(name, 'src') }} as {{ key_names[loop.index0] }},
+                {%- endfor %}
+                count(*) as _historize_occurrences
+            from {{ staged }} as src
+            group by {{ historize._column_list(keys, 'src') }}
+        ) as occurrences
+    ) as invalid_keys
+    cross join (
+        {{ historize._scd2_hist_newest_sql(cfg, history) | trim | indent(4) }}
+    ) as newest
+{% endmacro %}
+
+
+{#- How many keys that MERGE closed as deleted, when it both updated and
+    inserted rows (a changed key does both, a deleted key updates one): its
+    source rows beyond those updated and inserted (_scd2_hist_merge_sql gives
+    each deleted key a row that writes nothing), from the operation metrics
+    of its commit among the table's newest ten. Any of them that updated and
+    inserted as many rows may be it; when they differ in source rows, the
+    table says: the versions this run closed as deleted at load_timestamp. -#}
+{% macro _scd2_hist_merged_deletes(cfg, history, merged) %}
+  {%- set source_rows = [] -%}
+  {%- for commit in run_query('describe history ' ~ history ~ ' limit 10').rows if commit['operation'] == 'MERGE' -%}
+    {%- set listed = commit['operationMetrics'] -%}
+    {%- set metrics = listed if listed is mapping else fromjson(listed) -%}
+    {%- if metrics['numTargetRowsUpdated'] | int == merged.updated and metrics['numTargetRowsInserted'] | int == merged.inserted -%}
+      {%- do source_rows.append(metrics['numSourceRows'] | int) -%}
+    {%- endif -%}
+  {%- endfor -%}
+  {%- if source_rows | unique | list | length == 1 -%}
+    {{ return(source_rows[0] - merged.inserted - merged.updated) }}
+  {%- endif -%}
+  {%- set deleted_sql -%}
+    select count(*) as deleted_keys
+    from {{ history }} as hist
+    where {{ historize._quote(cfg.valid_to, 'hist') }} = {{ historize.load_timestamp_sql() }}
+        and {{ historize._quote(cfg.state, 'hist') }} = 'deleted'
+        and {{ historize._quote(cfg.load_run_id, 'hist') }} = {{ historize._string_literal(historize.load_run_id()) }}
+  {%- endset -%}
+  {{ return(run_query(deleted_sql).rows[0]['deleted_keys'] | int) }}
 {% endmacro %}
 
 
@@ -169,19 +239,14 @@
     before it ended, so it is the newest end or the newest start of an open
     version; the scan reads the open partition and the partitions of versions
     that ended after load_timestamp (none, for a load in time order), not the
-    history. Given the guard's `read`, the same row carries the guard
-    (`_historize_unchanged`) over the open versions it reads anyway. -#}
-{% macro _scd2_hist_newest_sql(cfg, history, read=none) %}
-  {%- set valid_to = historize._quote(cfg.valid_to, 'guarded') -%}
-  {%- set open_versions = historize._guard_scope(cfg, 'guarded') -%}
+    history. -#}
+{% macro _scd2_hist_newest_sql(cfg, history) %}
+  {%- set valid_to = historize._quote(cfg.valid_to, 'hist') -%}
     select
-        greatest(max({{ historize._quote(cfg.valid_from, 'guarded') }}) filter (where {{ open_versions }}),
+        greatest(max({{ historize._quote(cfg.valid_from, 'hist') }}) filter (where {{ valid_to }} is null),
             max({{ valid_to }})) as newest_timestamp
-        {%- if read %},
-        {{ historize._unchanged_since_column(read, cfg, filtered=true) | indent(8) }} as _historize_unchanged
-        {%- endif %}
-    from {{ history }} as guarded
-    where {{ open_versions }} or {{ valid_to }} > {{ historize.load_timestamp_sql() }}
+    from {{ history }} as hist
+    where {{ valid_to }} is null or {{ valid_to }} > {{ historize.load_timestamp_sql() }}
 {% endmacro %}
 
 

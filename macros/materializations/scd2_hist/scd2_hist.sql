@@ -79,7 +79,7 @@
             continued=checked.in_order) }}
       {%- endcall -%}
       {{ historize._write_per_task(cfg, false) }}
-      {%- set merged = historize._merge_result(load_result('main'), read, with_metrics=false) -%}
+      {%- set merged = historize._merge_result(load_result('main')) -%}
       {%- set load = {'new': merged.inserted, 'changed': merged.updated, 'deleted': merged.deleted,
                       'written': merged.affected, 'detail': 'versions, from events'} -%}
     {%- endif -%}
@@ -160,22 +160,20 @@
         {%- set load = {'new': late.plan.new, 'changed': late.plan.changed, 'deleted': late.plan.deleted,
                         'written': late.plan.new + late.plan.changed + late.plan.deleted, 'detail': 'late, before ' ~ timeline.next} -%}
       {%- elif cfg.strategy == 'merge' -%}
-        {#- Every write fails if another run writes the table after this read. -#}
-        {%- set read = historize._read_version(target_relation, historize._guard_scope(cfg, 'guarded'),
-              rerun_started=cfg.valid_from) -%}
-        {#- One MERGE computes the change set, checks the load and writes it. -#}
+        {#- One MERGE computes the change set, checks the load and writes it: the load's one
+            read of the table's rows is its write's, so Delta's commit fails it if another run
+            wrote the versions it read, and no version is read before it. -#}
         {{ historize._write_per_task(cfg, true) }}
         {%- call statement('main', fetch_result=true) -%}
-          {{ historize._scd2_hist_checked_merge_sql(cfg, target_relation, staged_view, columns.business, read,
-              rerun=read.rerun_rows != 0) }}
+          {{ historize._scd2_hist_checked_merge_sql(cfg, target_relation, staged_view, columns.business) }}
         {%- endcall -%}
         {{ historize._write_per_task(cfg, false) }}
-        {#- Its counts from Delta's result and commit metrics: each changed key updated one row and
-            inserted one, each new key inserted one, each deleted key updated one and added one
-            source row that wrote nothing, so the source rows beyond those updated and inserted
-            are the deleted keys (_scd2_hist_merge_sql). -#}
-        {%- set merged = historize._merge_result(load_result('main'), read) -%}
-        {%- set deleted = merged.metrics['numSourceRows'] - merged.inserted - merged.updated if merged.metrics else 0 -%}
+        {#- Its counts from Delta's result: each changed key updated one row and inserted one,
+            each new key inserted one, each deleted key updated one; when it did both, how many
+            keys were deleted is read from its commit (_scd2_hist_merged_deletes). -#}
+        {%- set merged = historize._merge_result(load_result('main')) -%}
+        {%- set deleted = historize._scd2_hist_merged_deletes(cfg, target_relation, merged)
+              if merged.updated > 0 and merged.inserted > 0 else merged.updated -%}
         {%- set changed = merged.updated - deleted -%}
         {%- set load = {'new': merged.inserted - changed, 'changed': changed, 'deleted': deleted,
                         'written': merged.inserted + deleted, 'detail': 'merge'} -%}
