@@ -144,6 +144,32 @@ THREADED_LOADS = {
 }
 
 
+def test_a_merge_reports_changed_and_deleted_keys_told_apart_by_its_commit_or_the_table(project):
+    """A MERGE that both updates and inserts rows may have changed keys (one row updated, one
+    inserted each), or deleted and new ones: its commit's source rows tell them apart. When
+    the table's newest commits hold another MERGE of as many rows updated and inserted but
+    other source rows, the report counts the versions the load closed as deleted."""
+    hist_model(project, "hist_merge", "merge")
+    statements: list[str] = []
+
+    def deleted_count(event) -> None:
+        if event.info.name == "SQLQuery" and "as deleted_keys" in event.data.sql:
+            statements.append(event.data.sql)
+
+    load(project, [(1, "a", 1), (2, "b", 2), (3, "c", 3), (4, "d", 4)], T1, "r1")
+    project.create_source("snapshot", COLUMNS, [(1, "A", 1), (2, "B", 2), (3, "c", 3), (4, "d", 4)])
+    result = project.run("run", variables=variables(T2, "r2"), callbacks=[deleted_count])
+    assert load_reports(result) == {"hist_merge": report(0, 2, 0, "merge")}  # 2 rows updated, 2 inserted, 4 source rows
+    assert statements == []
+    project.create_source("snapshot", COLUMNS, [(1, "A", 1), (2, "B", 2), (5, "e", 5), (6, "f", 6)])
+    result = project.run("run", variables=variables(T3, "r3"), callbacks=[deleted_count])
+    assert load_reports(result) == {"hist_merge": report(2, 0, 2, "merge")}  # 2 rows updated, 2 inserted, 6 source rows
+    assert len(statements) == 1
+    assert project.table("hist_merge", "id, version_ended_at, version_state", ORDER) == [
+        (1, T2, "changed"), (1, None, "changed"), (2, T2, "changed"), (2, None, "changed"),
+        (3, T3, "deleted"), (4, T3, "deleted"), (5, None, "new"), (6, None, "new")]
+
+
 def modelled_history(*loads):
     """The history the reference model builds from (rows, load_timestamp, load_run_id) loads."""
     model = Scd2Model()
