@@ -5,8 +5,8 @@
     own conflict detection covers a statement's own reads only; this covers the
     reads the run made before it. A load whose one read of the table's rows is
     its write's (scd2_hist's `merge` strategy, fivetran_history) needs no
-    guard: Delta's commit fails it. Tables record each row's commit version (delta.enableRowTracking,
-    set on every history table).
+    guard: Delta's commit fails it. Tables record each row's commit version
+    (delta.enableRowTracking, set on every history table).
 
     The guard looks only at the rows in its scope (_guard_scope: the open
     versions, the current rows): every load that writes the table inserts,
