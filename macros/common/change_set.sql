@@ -165,11 +165,12 @@
     condition and the when-clauses. The source is `changes` with
     `_historize_role` and the merge key columns `_historize_merge_key_<i>`:
     `roles_sql` gives each row its roles (an array of 'update' and 'insert');
-    `guard` (_unchanged_since) checks that no other run wrote the table since
-    this run read it; `with_sql`, a with clause, may define `changes` (and
-    the checks' relation) in the source itself. The key condition: the
-    table's key columns equal the merge keys. -#}
-{% macro _split_merge_into(history, changes, keys, roles_sql, guard, with_sql='') %}
+    `passed`, {'join', 'predicate'}, is what every row of the source must
+    pass: a write's guard (_unchanged_since: no other run wrote the table
+    since this run read it), or a MERGE's checks; `with_sql`, a with clause,
+    may define `changes` (and the checks' relation) in the source itself. The
+    key condition: the table's key columns equal the merge keys. -#}
+{% macro _split_merge_into(history, changes, keys, roles_sql, passed, with_sql='') %}
     merge into {{ history }} as hist
     using (
         {{ with_sql | trim }}
@@ -181,9 +182,9 @@
             chg.*,
             roles._historize_role
         from {{ changes }} as chg
-        {{ guard.join }}
+        {{ passed.join }}
         lateral view explode({{ roles_sql }}) roles as _historize_role
-        where {{ guard.predicate }}
+        where {{ passed.predicate }}
     ) as chg
     on {% for name in keys -%}
         {{ historize._quote(name, 'hist') }} = {{ historize._quote('_historize_merge_key_' ~ loop.index0, 'chg') }}{{ ' and ' if not loop.last }}

@@ -367,8 +367,9 @@
     of strategy 'ordered' that stopped) is closed again, its row matching
     that closed version. A deleted key's second row (`counted`) writes
     nothing: it makes Delta's count of source rows tell the deleted keys from
-    the changed ones (the block's counts of a MERGE). -#}
-{% macro _scd2_hist_merge_sql(cfg, history, changes, business_columns, guard, with_sql='') %}
+    the changed ones (the block's counts of a MERGE). `checked`: what every
+    source row must pass (_split_merge_into), the MERGE's checks. -#}
+{% macro _scd2_hist_merge_sql(cfg, history, changes, business_columns, checked, with_sql='') %}
   {%- set roles -%}
         case
             when _historize_action = 'changed' then array('update', 'insert')
@@ -377,7 +378,7 @@
         end
   {%- endset -%}
   {%- set valid_to = historize._quote(cfg.valid_to, 'hist') -%}
-    {{ historize._split_merge_into(history, changes, cfg.unique_key, roles, guard, with_sql) }}
+    {{ historize._split_merge_into(history, changes, cfg.unique_key, roles, checked, with_sql) }}
         and ({{ valid_to }} is null or {{ valid_to }} = {{ historize.load_timestamp_sql() }})
         and ({{ valid_to }} is null) = chg._historize_has_open
     when matched and chg._historize_action = 'changed' then update set
