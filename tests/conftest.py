@@ -9,12 +9,15 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import io
 import itertools
 import os
 import pprint
 import random
 import re
 import shutil
+import subprocess
+import tarfile
 import textwrap
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
@@ -437,6 +440,27 @@ def _new_project(request: pytest.FixtureRequest, tmp_path: Path) -> Project:
 # changed makes dbt parse everything again (the package's macros: about a second a test).
 EMBEDDED_SCHEMA = "t_embedded"
 _previous_project: list[Path] = []  # the folder of the test's project before, once there was one
+
+
+# The last release that stored version keys and row hashes as SHA-256 hex text: the tables
+# its users hold, which their next load rewrites compact (tests/functional/test_upgrade.py).
+HEX_KEYS_RELEASE = "109d8d1c361a10390c82e6c465d7fc357da2c4fc"
+
+
+def release_project(path: Path, schema: str, commit: str = HEX_KEYS_RELEASE) -> Project:
+    """A project at `path`, in `schema`, whose historize package is this repository's
+    macros and dbt_project.yml at `commit` (from git: a clone has every release)."""
+    package = path / "historize"
+    package.mkdir(parents=True)
+    archive = subprocess.run(["git", "-C", str(dbt.ROOT), "archive", commit, "dbt_project.yml", "macros"],
+                             check=True, capture_output=True).stdout
+    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+        tar.extractall(package, filter="data")
+    project_dir = dbt.package_project(path / "project", PROJECT_YML)
+    (project_dir / "dbt_packages" / "historize").unlink()
+    (project_dir / "dbt_packages" / "historize").symlink_to(package)
+    (project_dir / "packages.yml").write_text(f"packages:\n  - local: {package}\n")
+    return Project(project_dir, schema)
 
 
 @pytest.fixture

@@ -8,6 +8,8 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Optional, Sequence
 
+import xxhash
+
 
 def spark_text(value: Any) -> Optional[str]:
     """The text Spark's cast(value as string) gives for the types the tests use."""
@@ -21,23 +23,25 @@ def spark_text(value: Any) -> Optional[str]:
     return str(value)
 
 
-def row_hash(attributes: Mapping[str, Any]) -> str:
-    """sha256 over <len(name)>:<name><len(value)>:<value> of non-NULL columns, sorted by name."""
+def row_hash(attributes: Mapping[str, Any]) -> int:
+    """xxHash64 (seed 42, as a signed 64-bit integer) over <len(name)>:<name><len(value)>:<value>
+    of non-NULL columns, sorted by name."""
     tokens = []
     for name in sorted(attributes):
         text = spark_text(attributes[name])
         if text is not None:
             tokens.append(f"{len(name)}:{name}{len(text)}:{text}")
-    return hashlib.sha256("".join(tokens).encode()).hexdigest()
+    unsigned = xxhash.xxh64_intdigest("".join(tokens).encode(), seed=42)
+    return unsigned - (1 << 64) if unsigned >= 1 << 63 else unsigned
 
 
-def hash_key(values: Sequence[Any]) -> str:
-    """sha256 over <len(value)>:<value> of each value, in order."""
+def hash_key(values: Sequence[Any]) -> bytes:
+    """The first 16 bytes of sha256 over <len(value)>:<value> of each value, in order."""
     parts = []
     for value in values:
         text = spark_text(value)
         parts.append(f"{len(text)}:{text}")
-    return hashlib.sha256("".join(parts).encode()).hexdigest()
+    return hashlib.sha256("".join(parts).encode()).digest()[:16]
 
 
 @dataclass

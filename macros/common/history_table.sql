@@ -193,10 +193,11 @@
     ((name, type) pairs) or as `select_sql`. `for_model` adds the model's
     partitioning, location and comment (not wanted on an audit table);
     `partition_by` (a list of columns) is the materialization's own layout, in
-    place of the model's. -#}
+    place of the model's. `replace`: the table exists and is replaced, in one
+    commit of the same table (time travel still reaches its versions before). -#}
 {% macro _create_history_table_sql(relation, properties, columns=none, select_sql=none, for_model=true,
-                                   partition_by=none) %}
-    create table {{ relation }}
+                                   partition_by=none, replace=false) %}
+    {{ 'replace' if replace else 'create' }} table {{ relation }}
     {%- if columns %} (
         {%- for name, type in columns %}
         {{ historize._quote(name) }} {{ type }}{{ ',' if not loop.last }}
@@ -238,8 +239,10 @@
     columns the materialization owns). Planned whole before any DDL, so
     that the block checks the select first when `changes_table` and bad input
     leaves the table as it was. Planned from the table's `state`, returned with
-    the plan: its columns (in order, with types) and its properties. -#}
-{% macro _history_table_changes(cfg, found, select_columns, managed) %}
+    the plan: its columns (in order, with types) and its properties.
+    `computes_hash`: the materialization computes the hash column (false when
+    the select gives its own row_hash, whose type is the select's). -#}
+{% macro _history_table_changes(cfg, found, select_columns, managed, computes_hash=true) %}
   {%- set state = {'columns': adapter.get_columns_in_relation(found.relation), 'properties': {}} -%}
   {%- for row in run_query('show tblproperties ' ~ found.relation).rows -%}
     {%- do state.properties.update({row[0]: row[1]}) -%}
@@ -325,6 +328,17 @@
     {%- do plan.retired.append(name) -%}
   {%- endfor -%}
 
+  {#- The version key and the hash as an earlier release stored them, as hex text: rewritten
+      compact (binary and bigint, hash_key and row_hash) with the rest of the table. -#}
+  {%- set key_types = [table_types.get(cfg.version_key)] -%}
+  {%- for old, new in plan.renamed[:managed_count] -%}{%- do key_types.append(table_types[old]) -%}{%- endfor -%}
+  {%- set reformat = [] -%}
+  {%- if 'string' in key_types -%}{%- do reformat.append(cfg.version_key) -%}{%- endif -%}
+  {%- if computes_hash and cfg.hash_column and table_types.get(cfg.hash_column) == 'string' -%}
+    {%- do reformat.append(cfg.hash_column) -%}
+  {%- endif -%}
+  {%- do plan.update({'reformat': reformat}) -%}
+
   {%- if plan.errors -%}
     {{ exceptions.raise_compiler_error("historize: model " ~ cfg.model_name ~ ": cannot bring " ~ found.relation
         ~ " in line with the select: " ~ plan.errors | join('; ') ~ ". Nothing was written") }}
@@ -348,41 +362,21 @@
     {%- endif -%}
   {%- endfor -%}
   {{ return({'state': state, 'plan': plan, 'relayout': relayout, 'properties': missing_properties,
-             'changes_table': found.former is not none or plan.changed or missing_properties | length > 0 or relayout}) }}
+             'changes_table': found.former is not none or plan.changed or missing_properties | length > 0 or relayout
+                              or reformat | length > 0}) }}
 {% endmacro %}
 
 
-{#- Applies `changes` (_history_table_changes) to the table: rename, layout,
-    properties, then columns, new ones after the column `before`. After a
-    schema change that alters the hashed columns of a table that keeps a hash
-    (cfg.hash_column), `rehash_sql` recomputes the current versions' stored
-    hashes (none: the select gives its own), then the table's mark that they
-    were due is cleared. A run killed before this leaves the mark, and its
-    rerun rehashes. -#}
-{% macro _sync_history_table(cfg, found, history, changes, before, rehash_sql=none) %}
+{#- Applies `changes` (_history_table_changes) to the table: rename,
+    properties, columns (new ones after the column `before`), then layout and
+    compact keys. `hash_sql` is the hash column's value over the table's
+    columns (none: the select gives its own): after a schema change that
+    alters the hashed columns, it recomputes the current versions' stored
+    hashes, then the table's mark that they were due is cleared. A run killed
+    before this leaves the mark, and its rerun rehashes. -#}
+{% macro _sync_history_table(cfg, found, history, changes, before, hash_sql=none) %}
   {%- if found.former is not none -%}
     {{ historize._rename_table(found.former, history, cfg.model_name) }}
-  {%- endif -%}
-  {%- if changes.relayout -%}
-    {#- A table laid out otherwise (built by an earlier version of the materialization, or
-        before the model's partition_by changed: its `historize.partitioned_by` is not the
-        model's) is rewritten in the materialization's layout, in one commit: every row kept,
-        its Delta history kept (a REPLACE is a commit of the same table, so time travel still
-        reaches the versions before it). Properties become the model's (historize.retired.*
-        marks are kept). -#}
-    {%- set properties = historize._history_properties(cfg) -%}
-    {%- for name, value in changes.state.properties.items() if name.startswith('historize.retired.') -%}
-      {%- do properties.update({name: value}) -%}
-    {%- endfor -%}
-    {{ log("historize: " ~ cfg.model_name ~ ": rewriting " ~ history ~ " partitioned by "
-        ~ cfg.partition_by | join(', ') ~ " (was: " ~ changes.state.properties.get('historize.partitioned_by', 'not partitioned by historize') ~ ")", info=true) }}
-    {%- call statement('relayout') -%}
-      replace table {{ history }}
-      using delta
-      partitioned by ({{ historize._column_list(cfg.partition_by) }})
-      {{ historize._properties_clause(properties) }}
-      as select * from {{ history }}
-    {%- endcall -%}
   {%- endif -%}
   {%- if changes.properties -%}
     {%- set listed = [] -%}
@@ -450,10 +444,30 @@
         ~ "; reactivated " ~ (changes.plan.reactivated | join(', ') or 'none')
         ~ "; widened " ~ (changes.plan.widened | map(attribute=0) | join(', ') or 'none'), info=true) }}
   {%- endif -%}
+  {%- if changes.relayout or changes.plan.reformat -%}
+    {#- A table laid out otherwise (built by an earlier version of the materialization, or
+        before the model's partition_by changed: its `historize.partitioned_by` is not the
+        model's), or whose version keys and hashes are hex text (an earlier release's), is
+        rewritten in one commit: every row kept, each version's key the first 32 hex digits
+        of its text as binary (hash_key's), each hash recomputed; its Delta history kept. -#}
+    {%- set converted = {} -%}
+    {%- if cfg.version_key in changes.plan.reformat -%}
+      {%- do converted.update({cfg.version_key: 'unhex(left(' ~ historize._quote(cfg.version_key) ~ ', 32))'}) -%}
+    {%- endif -%}
+    {%- if cfg.hash_column in changes.plan.reformat -%}
+      {%- do converted.update({cfg.hash_column: hash_sql}) -%}
+    {%- endif -%}
+    {{ log("historize: " ~ cfg.model_name ~ ": rewriting " ~ history
+        ~ (" partitioned by " ~ cfg.partition_by | join(', ') ~ " (was: " ~ changes.state.properties.get('historize.partitioned_by', 'not partitioned by historize') ~ ")" if changes.relayout else "")
+        ~ (", " ~ converted.keys() | join(' and ') ~ " stored compact" if converted else ""), info=true) }}
+    {{ historize._rewrite_table(history, historize._history_properties(cfg), converted, partition_by=cfg.partition_by) }}
+  {%- endif -%}
   {%- if changes.plan.rehash and cfg.hash_column -%}
-    {%- if rehash_sql -%}
+    {%- if hash_sql and cfg.hash_column not in changes.plan.reformat -%}
       {%- call statement('rehash') -%}
-        {{ rehash_sql }}
+        update {{ history }}
+        set {{ historize._quote(cfg.hash_column) }} = {{ hash_sql }}
+        where {{ historize._guard_scope(cfg, none) }}
       {%- endcall -%}
     {%- endif -%}
     {%- call statement('rehash_done') -%}
@@ -462,6 +476,35 @@
   {%- endif -%}
 {% endmacro %}
 
+
+
+{#- Rewrites `relation` in one commit (a REPLACE of the same table), every row
+    kept, the columns named in `converted` as its expressions (over the
+    table's columns); its properties `properties` over those it has now but
+    for the ones Delta keeps itself (protocol, features, row tracking's and
+    column mapping's internal names); `for_model` and `partition_by` as
+    _create_history_table_sql's. -#}
+{% macro _rewrite_table(relation, properties, converted, for_model=true, partition_by=none) %}
+  {%- set kept = {} -%}
+  {%- for name, value in run_query('show tblproperties ' ~ relation).rows if name not in ['delta.minReaderVersion',
+        'delta.minWriterVersion', 'delta.columnMapping.maxColumnId', 'delta.lastUpdateVersion', 'delta.lastCommitTimestamp']
+        and not name.startswith('delta.feature.') and not name.startswith('delta.rowTracking.') -%}
+    {%- do kept.update({name: value}) -%}
+  {%- endfor -%}
+  {%- do kept.update(properties) -%}
+  {%- set every_row_sql -%}
+    select
+    {%- for column in adapter.get_columns_in_relation(relation) %}
+        {%- set name = column.name | lower %}
+        {{ converted.get(name, historize._quote(name)) }} as {{ historize._quote(name) }}{{ ',' if not loop.last }}
+    {%- endfor %}
+    from {{ relation }}
+  {%- endset -%}
+  {%- call statement('rewrite_' ~ relation.identifier) -%}
+    {{ historize._create_history_table_sql(relation, kept, select_sql=every_row_sql, for_model=for_model,
+        partition_by=partition_by, replace=true) }}
+  {%- endcall -%}
+{% endmacro %}
 
 
 {#- True when Delta's type widening changes `old` into `new` in place. -#}

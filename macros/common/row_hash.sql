@@ -1,4 +1,8 @@
-{#- sha256 hex of a row's attribute columns, NULL-safe and collision-free.
+{#- A 64-bit hash (bigint) of a row's attribute columns, NULL-safe: xxHash64
+    of a text that is unique per row. A stored hash is only ever compared
+    with the same key's versions, so two different rows of a key take the
+    same hash with a chance of 2^-64 per comparison (docs/scd2_hist.md,
+    compact keys and hashes).
 
     Each non-NULL column contributes the token <len(name)>:<name><len(value)>:<value>;
     a NULL contributes nothing. Tokens are sorted by column name, so:
@@ -30,5 +34,5 @@
     {%- set label = historize._string_literal((name | length) ~ ':' ~ name) -%}
     {%- do tokens.append("concat(" ~ label ~ ", cast(length(" ~ value ~ ") as string), ':', " ~ value ~ ")") -%}
   {%- endfor -%}
-  {{- return("sha2(concat_ws(''" ~ (", " if tokens else "") ~ tokens | join(", ") ~ "), 256)") -}}
+  {{- return("xxhash64(concat_ws(''" ~ (", " if tokens else "") ~ tokens | join(", ") ~ "))") -}}
 {% endmacro %}

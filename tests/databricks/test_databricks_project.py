@@ -33,7 +33,7 @@ my_project:
       threads: 1
 """
 HISTORY = "`main`.`analytics`.`customers_hist`"
-COLUMNS = {"customers_hist_key": "string", "customer_id": "int", "name": "string", "row_hash": "string",
+COLUMNS = {"customers_hist_key": "binary", "customer_id": "int", "name": "string", "row_hash": "bigint",
            "version_started_at": "timestamp", "version_ended_at": "timestamp", "version_state": "string",
            "load_run_id": "string", "loaded_at": "timestamp"}
 PROPERTIES = {"historize.kind": "scd2_hist", "historize.unique_key": "customer_id",

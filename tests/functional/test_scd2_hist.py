@@ -98,8 +98,8 @@ def test_load_sequence_with_reruns_and_full_refresh(project):
     for strategy in STRATEGIES:
         name = f"hist_{strategy}"
         assert [(r[0], r[1]) for r in project.columns(name)] == [
-            (f"{name}_key", "string"), ("id", "int"), ("name", "string"), ("price", "int"),
-            ("row_hash", "string"), ("version_started_at", "timestamp"), ("version_ended_at", "timestamp"),
+            (f"{name}_key", "binary"), ("id", "int"), ("name", "string"), ("price", "int"),
+            ("row_hash", "bigint"), ("version_started_at", "timestamp"), ("version_ended_at", "timestamp"),
             ("version_state", "string"), ("load_run_id", "string"), ("loaded_at", "timestamp"),
         ]
         assert project.sql(f"describe detail {project.schema}.{name}")[0][0] == "delta"

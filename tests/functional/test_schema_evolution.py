@@ -59,9 +59,9 @@ def test_rename_add_retire_widen_and_reactivate_scd2_hist(project):
     # qty widened, size new, legacy gone. Only key 2 has a real change (its size).
     load(project, V2, [(1, "bolt", "red", p("1.50"), 10, None), (2, "nut", "blue", p("0.20"), 5, "L")], T2, "r2")
     assert [c[:2] for c in describe(project, "items_hist")] == [
-        ("items_hist_key", "string"), ("id", "int"), ("title", "string"), ("color", "string"),
+        ("items_hist_key", "binary"), ("id", "int"), ("title", "string"), ("color", "string"),
         ("price", "decimal(12,2)"), ("legacy", "string"), ("qty", "bigint"), ("size", "string"),
-        ("row_hash", "string"), ("version_started_at", "timestamp"), ("version_ended_at", "timestamp"),
+        ("row_hash", "bigint"), ("version_started_at", "timestamp"), ("version_ended_at", "timestamp"),
         ("version_state", "string"), ("load_run_id", "string"), ("loaded_at", "timestamp"),
     ]
     legacy_comment = dict((c[0], c[2]) for c in describe(project, "items_hist"))["legacy"]
@@ -181,9 +181,9 @@ def test_scd_type6_rename_widen_add_and_retire(project):
     # Type 1 change (all its rows) and a Type 2 change (d)
     load(project, "k int, alpha bigint, b string, d string", [(1, 10, "x", None), (2, 20, "y2", "d2")], T2, "r2")
     assert [c[:2] for c in describe(project, "dim")] == [
-        ("dim_key", "string"), ("k", "int"), ("alpha", "bigint"), ("b", "string"), ("c", "string"), ("d", "string"),
+        ("dim_key", "binary"), ("k", "int"), ("alpha", "bigint"), ("b", "string"), ("c", "string"), ("d", "string"),
         ("effective_from", "timestamp"), ("effective_to", "timestamp"), ("current_flag", "boolean"), ("version", "int"),
-        ("change_reason", "string"), ("_hash", "string"),
+        ("change_reason", "string"), ("_hash", "bigint"),
     ]
     assert properties(project, "dim") == {"historize.retired.c": "2026-01-02 06:00:00.000000"}
     sentinel = dt.datetime(9999, 12, 31, 23, 59, 59)

@@ -73,19 +73,19 @@ def rendered(tmp_path_factory) -> dict[str, str]:
 
 def test_row_hash_tokens_are_sorted_by_name_and_length_prefixed(rendered):
     assert rendered["row_hash"] == (
-        "sha2(concat_ws('', "
+        "xxhash64(concat_ws('', "
         "concat('1:a', cast(length(cast(`a` as string)) as string), ':', cast(`a` as string)), "
-        "concat('1:b', cast(length(cast(`b` as string)) as string), ':', cast(`b` as string))), 256)"
+        "concat('1:b', cast(length(cast(`b` as string)) as string), ':', cast(`b` as string))))"
     )
 
 
 def test_hash_key_is_length_prefixed_in_order(rendered):
     assert rendered["hash_key"] == (
-        "sha2(concat("
+        "unhex(left(sha2(concat("
         "cast(length(cast(region as string)) as string), ':', coalesce(cast(region as string), ''), "
         "cast(length(cast(id as string)) as string), ':', coalesce(cast(id as string), ''), "
         "cast(length(cast(timestamp'2026-01-01 00:00:00+00:00' as string)) as string), ':', "
-        "coalesce(cast(timestamp'2026-01-01 00:00:00+00:00' as string), '')), 256)"
+        "coalesce(cast(timestamp'2026-01-01 00:00:00+00:00' as string), '')), 256), 32))"
     )
 
 
@@ -99,7 +99,7 @@ def test_merge_applies_all_four_effects_in_one_statement(rendered):
     assert "when matched and chg._historize_action = 'deleted' then update set" in sql
     assert ("when not matched and chg._historize_role = 'insert' then insert "
             "( `merge_key`, `region`, `id`, `name`, `row_hash`, `version_started_at`, `version_ended_at`, "
-            "`version_state`, `load_run_id`, `loaded_at` ) values ( sha2(") in sql
+            "`version_state`, `load_run_id`, `loaded_at` ) values ( unhex(left(sha2(") in sql
     assert "when _historize_action = 'changed' then array('update', 'insert')" in sql
     assert "when _historize_action = 'deleted' then array('update', 'counted')" in sql
 

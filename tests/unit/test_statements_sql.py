@@ -126,7 +126,7 @@ def test_scd2_hist_adoption_reads_the_snapshot_once_and_orders_each_key_by_time(
     snapshot = names.table("customers_snapshot")
     # the snapshot's columns as the model holds them, its interval and deletion records read once
     assert sql.startswith("with adopted_rows as ( select adopted.`customer_id` as `customer_id`, adopted.`name` as "
-                          "`name`, adopted.`tier` as `tier`, sha2(")
+                          "`name`, adopted.`tier` as `tier`, xxhash64(")
     assert ("cast(adopted.`dbt_valid_from` as timestamp) as _historize_started_at, case when adopted.`dbt_valid_to` "
             "is null or adopted.`dbt_valid_to` >= timestamp'9999-01-01' then cast(null as timestamp) "
             "else cast(adopted.`dbt_valid_to` as timestamp) end as _historize_ended_at") in sql
@@ -140,10 +140,10 @@ def test_scd2_hist_adoption_reads_the_snapshot_once_and_orders_each_key_by_time(
     assert sql.count("partition by `customer_id`") == 5
     assert sql.count("partition by `customer_id`, _historize_run") == 1
     # the history's columns, the version key from the key and the start
-    assert sql.endswith("select sha2(concat(cast(length(cast(versions.`customer_id` as string)) as string), ':', "
+    assert sql.endswith("select unhex(left(sha2(concat(cast(length(cast(versions.`customer_id` as string)) as string), ':', "
                         "coalesce(cast(versions.`customer_id` as string), ''), cast(length(cast(versions."
                         "_historize_started_at as string)) as string), ':', coalesce(cast(versions._historize_started_at "
-                        "as string), '')), 256) as `customer_adopted_key`, versions.`customer_id`, versions.`name`, "
+                        "as string), '')), 256), 32)) as `customer_adopted_key`, versions.`customer_id`, versions.`name`, "
                         "versions.`tier`, versions.`row_hash`, versions._historize_started_at as `version_started_at`, "
                         "versions._historize_span_end as `version_ended_at`, versions._historize_state as "
                         "`version_state`, 'r2' as `load_run_id`, timestamp'2026-01-02 06:05:00.000000+00:00' as "

@@ -437,12 +437,3 @@
   {%- endif -%}
 {% endmacro %}
 
-
-{#- After a rename, retirement, reactivation or widening: the open versions'
-    row_hash as the select's attribute columns now give it, so that the schema
-    change alone opens no version. -#}
-{% macro _scd2_hist_rehash_sql(cfg, history, attribute_columns) %}
-    update {{ history }}
-    set {{ historize._quote(cfg.hash_column) }} = {{ historize.row_hash(attribute_columns) }}
-    where {{ historize._quote(cfg.valid_to) }} is null
-{% endmacro %}

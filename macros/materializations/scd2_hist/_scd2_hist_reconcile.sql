@@ -341,7 +341,7 @@
   {%- endfor -%}
         select
             {{ targets | join(',\n            ') }},
-            {{ historize._quote(cfg.version_key, replaces) if replaces else 'cast(null as string)' }} as _historize_merge_key,
+            {{ historize._quote(cfg.version_key, replaces) if replaces else 'cast(null as binary)' }} as _historize_merge_key,
             chg._historize_action,
             {{ historize._column_list(historize._scd2_hist_change_keys(cfg), 'chg', lines=true) }}
 {% endmacro %}

@@ -37,7 +37,8 @@
     {%- endif -%}
     {%- set checked = historize._scd2_hist_check_events(cfg, staged_view, events.seen, columns) -%}
     {%- if changes and (changes.changes_table or changes.plan.rehash) -%}
-      {{ historize._sync_history_table(cfg, found, target_relation, changes, cfg.hash_column) }}
+      {{ historize._sync_history_table(cfg, found, target_relation, changes, cfg.hash_column,
+          hash_sql=historize.row_hash(columns.attributes)) }}
     {%- endif -%}
     {%- if events.former -%}
       {{ historize._rename_table(events.former, events_relation, cfg.model_name) }}
@@ -129,7 +130,8 @@
       {%- set load = {'new': created, 'changed': 0, 'deleted': 0, 'written': created, 'detail': 'created ' ~ target_relation} -%}
     {%- else -%}
       {%- set changes = historize._history_table_changes(cfg, found,
-            historize._columns_named(select_columns, columns.business), [cfg.version_key] + cfg.technical_columns) -%}
+            historize._columns_named(select_columns, columns.business), [cfg.version_key] + cfg.technical_columns,
+            computes_hash=not columns.has_row_hash) -%}
       {#- Keys are checked with the change set below (one read of the select),
           unless the table must change first. -#}
       {%- if changes.changes_table -%}
@@ -137,7 +139,7 @@
       {%- endif -%}
       {%- if changes.changes_table or changes.plan.rehash -%}
         {{ historize._sync_history_table(cfg, found, target_relation, changes, cfg.hash_column,
-            rehash_sql=none if columns.has_row_hash else historize._scd2_hist_rehash_sql(cfg, target_relation, columns.attributes)) }}
+            hash_sql=none if columns.has_row_hash else historize.row_hash(columns.attributes)) }}
       {%- endif -%}
 
       {#- With out_of_order='reconcile', a load before the newest one is applied where it belongs. -#}

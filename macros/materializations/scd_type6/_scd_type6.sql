@@ -76,14 +76,14 @@
   {%- set types = {} -%}
   {%- for column in select_columns -%}{%- do types.update({column.name | lower: column.data_type}) -%}{%- endfor -%}
   {%- set attributes = select_names | reject('in', cfg.unique_key + [cfg.change_reason]) | list -%}
-  {%- set table_types = [(cfg.version_key, 'string')] -%}
+  {%- set table_types = [(cfg.version_key, 'binary')] -%}
   {%- for name in cfg.unique_key + attributes -%}{%- do table_types.append((name, types[name])) -%}{%- endfor -%}
   {%- for base, previous in cfg.type3.items() -%}{%- do table_types.append((previous, types[base])) -%}{%- endfor -%}
   {%- do table_types.extend([(cfg.valid_from, 'timestamp'), (cfg.valid_to, 'timestamp'), (cfg.current_flag, 'boolean'),
-        (cfg.version, 'int'), (cfg.change_reason, 'string'), (cfg.hash_column, 'string')]) -%}
+        (cfg.version, 'int'), (cfg.change_reason, 'string'), (cfg.hash_column, 'bigint')]) -%}
   {%- set audit_types = [] -%}
   {%- for name in cfg.unique_key -%}{%- do audit_types.append((name, types[name])) -%}{%- endfor -%}
-  {%- do audit_types.extend([(cfg.version_key ~ '_old', 'string'), (cfg.version_key ~ '_new', 'string'),
+  {%- do audit_types.extend([(cfg.version_key ~ '_old', 'binary'), (cfg.version_key ~ '_new', 'binary'),
         ('change_type', 'string'), ('changed_columns', 'array<string>'), ('old_values', 'map<string, string>'),
         ('new_values', 'map<string, string>'), ('change_ts', 'timestamp'), ('actor', 'string'), ('reason', 'string'),
         ('source_batch_id', 'string')]) -%}
@@ -305,12 +305,3 @@
                 (k, v) -> array_contains(classified.changed_columns, k){{ ' and classified._historize_has_history' if old else '' }})
 {%- endmacro %}
 
-
-
-{#- After a schema change: the current rows' _hash as the select's Type 2
-    columns now give it, so that the schema change alone opens no version. -#}
-{% macro _scd_type6_rehash_sql(cfg, history, type2_columns) %}
-    update {{ history }}
-    set {{ historize._quote(cfg.hash_column) }} = {{ historize.row_hash(type2_columns) }}
-    where {{ historize._quote(cfg.current_flag) }}
-{% endmacro %}

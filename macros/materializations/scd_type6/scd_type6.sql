@@ -33,10 +33,15 @@
     {%- endcall -%}
     {%- do adapter.cache_added(target_relation) -%}
   {%- else -%}
+    {#- Its audit's version keys compact before the dimension's, so that a run killed
+        between the two finds the dimension's still to do, and the audit checked again. -#}
+    {%- if changes.plan.reformat and existing_audit is not none -%}
+      {{ historize._scd_type6_sync_audit(cfg, audit_relation) }}
+    {%- endif -%}
     {%- if changes.changes_table or changes.plan.rehash -%}
       {{ historize._sync_history_table(cfg, found, target_relation, changes,
           (cfg.type3.values() | list + cfg.technical_columns)[0],
-          rehash_sql=historize._scd_type6_rehash_sql(cfg, target_relation, columns.type2)) }}
+          hash_sql=historize.row_hash(columns.type2)) }}
     {%- endif -%}
   {%- endif -%}
   {%- if former_audit is not none -%}
@@ -49,7 +54,7 @@
     {%- do adapter.cache_added(audit_relation) -%}
   {%- endif -%}
   {%- if cfg.audit and cfg.former_names and (existing_audit is not none or former_audit is not none) -%}
-    {{ historize._scd_type6_audit_key_renames(cfg, audit_relation) }}
+    {{ historize._scd_type6_sync_audit(cfg, audit_relation) }}
   {%- endif -%}
 
   {#- Both writes fail if another run writes the dimension after this read. -#}
@@ -115,9 +120,11 @@
 
 {#- The audit's version key columns are named after the dimension: after a
     rename from a former name they follow it, also when a run killed after
-    renaming the audit table left them under the former name. -#}
-{% macro _scd_type6_audit_key_renames(cfg, audit_relation) %}
-  {%- set names = adapter.get_columns_in_relation(audit_relation) | map(attribute='name') | map('lower') | list -%}
+    renaming the audit table left them under the former name. Keys an earlier
+    release stored as hex text are rewritten compact, as the dimension's. -#}
+{% macro _scd_type6_sync_audit(cfg, audit_relation) %}
+  {%- set columns = adapter.get_columns_in_relation(audit_relation) -%}
+  {%- set names = columns | map(attribute='name') | map('lower') | list -%}
   {%- set renames = [] -%}
   {%- for former in cfg.former_names -%}
     {%- for suffix in ['_old', '_new'] if (former ~ '_key' ~ suffix) in names and (cfg.version_key ~ suffix) not in names -%}
@@ -136,4 +143,21 @@
       rename column {{ historize._quote(old) }} to {{ historize._quote(new) }}
     {%- endcall -%}
   {%- endfor -%}
+  {%- set renamed_to = {} -%}
+  {%- for old, new in renames -%}{%- do renamed_to.update({old: new}) -%}{%- endfor -%}
+  {%- set converted = {} -%}
+  {%- for column in columns if column.data_type | lower == 'string' -%}
+    {%- set name = renamed_to.get(column.name | lower, column.name | lower) -%}
+    {%- if name in [cfg.version_key ~ '_old', cfg.version_key ~ '_new'] -%}
+      {%- do converted.update({name: 'unhex(left(' ~ historize._quote(name) ~ ', 32))'}) -%}
+    {%- endif -%}
+  {%- endfor -%}
+  {%- if converted -%}
+    {{ log("historize: " ~ cfg.model_name ~ ": rewriting " ~ audit_relation ~ ", " ~ converted.keys() | join(' and ') ~ " stored compact", info=true) }}
+    {#- An append-only table refuses a REPLACE; the REPLACE sets the property again. -#}
+    {%- call statement('audit_append_only_off') -%}
+      alter table {{ audit_relation }} set tblproperties ('delta.appendOnly' = 'false')
+    {%- endcall -%}
+    {{ historize._rewrite_table(audit_relation, cfg.audit_properties, converted, for_model=false) }}
+  {%- endif -%}
 {% endmacro %}
