@@ -341,10 +341,12 @@
 {#- The versions the events table's events give their keys, as the history
     table's rows (its columns, in order), written by this run: of every key,
     or of the keys in the relation `keys_of` (the keys with pending events).
-    With `continued_from` (the history table), this run's pending events come
-    after every event applied: a key's history then continues from its open version,
-    which stands for the events before them (its start, its image and how it
-    began), and the table's other events and versions are not read.
+    With `continued_from` (the relation of those keys' open versions), this
+    run's pending events come after every event applied: a key's history then
+    continues from its open version, which stands for the events before them
+    (its start, its image and how it began), and the table's other events and
+    versions are not read; each row then says whether it is that open version
+    (`_historize_continued`).
     Steps:
       key_events        the events of those keys
       distinct_events   the same event twice is one event
@@ -381,9 +383,6 @@
             {{ historize._scd2_hist_event_image(attributes, 'open_versions') }},
             open_versions.{{ q(cfg.state) }}
         from {{ continued_from }} as open_versions
-        left semi join {{ keys_of }}
-            on {{ historize._key_join(keys, 'open_versions', keys_of) }}
-        where open_versions.{{ q(cfg.valid_to) }} is null
         {%- elif keys_of %}
         left semi join {{ keys_of }}
             on {{ historize._key_join(keys, 'events', keys_of) }}
@@ -477,21 +476,33 @@
         end as {{ q(cfg.state) }},
         {{ historize._string_literal(historize.load_run_id()) }} as {{ q(cfg.load_run_id) }},
         {{ historize._utc_literal(run_started_at) }} as {{ q(cfg.loaded_at) }}
+        {%- if continued_from %},
+        versions._historize_began is not null as _historize_continued
+        {%- endif %}
     from versions
     where versions._historize_state is not null
 {% endmacro %}
 
 
-{#- The load's one MERGE: the versions of the keys with pending events
-    (`pending_keys`, `wanted`) against the table's versions of those keys (`existing`), by
-    key and start; `historize_changes` holds the difference: a version to
-    insert (new), to rewrite (changed: another end, state or image) or to
-    remove (deleted: a late event moved where it begins, or merged it into
-    the version before). Guarded by `guard` (_unchanged_since). With
-    `continued` (every pending event after every event applied), the keys'
-    histories continue from their open versions: only those are read and
-    written, in the open partition. -#}
-{% macro _scd2_hist_events_merge_sql(cfg, history, events, business_columns, attributes, guard, continued=false) %}
+{#- The load's one MERGE, of the difference between the versions the
+    events give the keys with pending events (`pending_keys`, `wanted`) and
+    the table's; `historize_changes` holds it: a version to insert (new), to
+    rewrite (changed: another end, state or image) or to remove (deleted: a
+    late event moved where it begins, or merged it into the version before).
+    Guarded by `guard` (_unchanged_since).
+
+    With `continued` (every pending event after every event applied, all of
+    them the batch's `batch_events`), the keys' histories continue from their
+    open versions (`open_versions`, read once): a version the events give is
+    new, or that open version, kept or now closed; only the open partition is
+    read and written. A batch of up to a million events broadcasts its keys
+    to that read (a few megabytes), which then scans the open versions
+    without shuffling them; a larger one leaves the join to Spark.
+
+    Otherwise each key's versions (`wanted`) are compared with all of its
+    versions in the table (`existing`), by key and start. -#}
+{% macro _scd2_hist_events_merge_sql(cfg, history, events, business_columns, attributes, guard, continued=false,
+                                     batch_events=none) %}
   {%- set keys, q = cfg.unique_key, historize._quote -%}
   {%- set table_columns = historize._scd2_hist_table_columns(cfg, business_columns) -%}
   {%- set compared = [cfg.hash_column, cfg.valid_to, cfg.state] -%}
@@ -501,10 +512,45 @@
             from {{ events }}
             where not _historize_applied
         ),
+        {%- if continued %}
+
+        open_versions as (
+            select {% if batch_events <= 1000000 %}/*+ broadcast(pending_keys) */ {% endif %}hist.*
+            from {{ history }} as hist
+            left semi join pending_keys
+                on {{ historize._key_join(keys, 'hist', 'pending_keys') }}
+            where hist.{{ q(cfg.valid_to) }} is null
+        ),
 
         wanted as (
             {{ historize._scd2_hist_versions_sql(cfg, events, business_columns, attributes, keys_of='pending_keys',
-                continued_from=history if continued else none) | indent(8) }}
+                continued_from='open_versions') | indent(8) }}
+        ),
+
+        historize_changes as (
+            select *
+            from (
+                select
+                    {%- for name in keys %}
+                    wanted.{{ q(name) }} as {{ q('_historize_key_' ~ loop.index0) }},
+                    {%- endfor %}
+                    wanted.{{ q(cfg.valid_from) }} as _historize_started_at,
+                    {%- for name in table_columns %}
+                    wanted.{{ q(name) }},
+                    {%- endfor %}
+                    case
+                        when not wanted._historize_continued then 'new'
+                        when wanted.{{ q(cfg.valid_to) }} is null then 'unchanged'
+                        else 'changed'
+                    end as _historize_action
+                from wanted
+            ) as compared
+            where _historize_action <> 'unchanged'
+        )
+        {%- else %}
+
+        wanted as (
+            {{ historize._scd2_hist_versions_sql(cfg, events, business_columns, attributes, keys_of='pending_keys') | indent(8) }}
         ),
 
         existing as (
@@ -512,9 +558,6 @@
             from {{ history }} as hist
             left semi join pending_keys
                 on {{ historize._key_join(keys, 'hist', 'pending_keys') }}
-            {%- if continued %}
-            where hist.{{ q(cfg.valid_to) }} is null
-            {%- endif %}
         ),
 
         historize_changes as (
@@ -542,6 +585,7 @@
             ) as compared
             where _historize_action <> 'unchanged'
         )
+        {%- endif %}
   {%- endset -%}
     {{ historize._guarded_merge_into(history, 'historize_changes', guard, with_sql) }}
     on {% for name in keys -%}

@@ -77,7 +77,7 @@
       {%- call statement('main', fetch_result=true) -%}
         {{ historize._scd2_hist_events_merge_sql(cfg, target_relation, events_relation, columns.business,
             columns.attributes, historize._unchanged_since(read, cfg, refuse_older=false),
-            continued=checked.in_order) }}
+            continued=checked.in_order, batch_events=checked.unrecorded) }}
       {%- endcall -%}
       {{ historize._write_per_task(cfg, false) }}
       {%- set merged = historize._merge_result(load_result('main')) -%}
