@@ -97,7 +97,8 @@ def main(argv: list[str] | None = None) -> int:
         saved = json.loads(args.table.read_text())
         print(markdown_table(saved["results"]))
         print("\nsummary: " + json.dumps(saved["summary"], indent=1))
-        print("\n" + profile_table(saved["results"], saved["summary"]["keys"]))
+        if "keys" in saved["summary"]:  # a run of the size series (a `changes` or `adopt` run has none)
+            print("\n" + profile_table(saved["results"], saved["summary"]["keys"]))
         chart(saved["results"], args.table.with_suffix(".png"))
         return 0
 

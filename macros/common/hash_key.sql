@@ -15,3 +15,12 @@
   {%- endfor -%}
   {{- return("unhex(left(sha2(concat(" ~ tokens | join(", ") ~ "), 256), 32))") -}}
 {% endmacro %}
+
+
+{#- A version key an earlier release stored as the hex text of the SHA-256,
+    as hash_key gives it now: its first 32 hex digits as 16 bytes (so the new
+    key's hex is a prefix of the old text, and a downstream table finds its
+    versions). -#}
+{% macro _hash_key_from_hex(column) %}
+  {{- return('unhex(left(' ~ historize._quote(column) ~ ', 32))') -}}
+{% endmacro %}

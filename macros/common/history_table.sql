@@ -452,7 +452,7 @@
         of its text as binary (hash_key's), each hash recomputed; its Delta history kept. -#}
     {%- set converted = {} -%}
     {%- if cfg.version_key in changes.plan.reformat -%}
-      {%- do converted.update({cfg.version_key: 'unhex(left(' ~ historize._quote(cfg.version_key) ~ ', 32))'}) -%}
+      {%- do converted.update({cfg.version_key: historize._hash_key_from_hex(cfg.version_key)}) -%}
     {%- endif -%}
     {%- if cfg.hash_column in changes.plan.reformat -%}
       {%- do converted.update({cfg.hash_column: hash_sql}) -%}

@@ -252,6 +252,29 @@ AFTER_IN_ORDER = sorted(AFTER_1[:1] + [(1, "b", 1, T[3], T[6], "changed", "r2"),
                         + AFTER_1[4:] + [(5, "e", 5, T[7], None, "new", "r2")], key=lambda row: (row[0], row[3]))
 
 
+def test_a_batch_in_order_whose_every_event_closes_a_version_writes_twice_its_events(project):
+    """The in-order change set's bound (twice the batch's events) is reached: each event
+    changes its key's open version, which it closes, and opens one. Nothing is dropped."""
+    events_model(project)
+    load(project, BATCH_1, "r1")
+    recorder = dbt.EventRecorder()
+    load(project, [(1, "d", 1, T[6], 0, "U"), (2, "z", 2, T[6], 0, "U"), (3, "w", 3, T[6], 0, "U")], "r2",
+         callbacks=[recorder])
+    assert project.table("hist", SHOWN, ORDER) == [
+        (1, "a", 1, T[1], T[3], "changed", "r1"),
+        (1, "b", 1, T[3], T[6], "changed", "r2"),
+        (1, "d", 1, T[6], None, "changed", "r2"),
+        (2, "x", 2, T[2], T[4], "deleted", "r1"),
+        (2, "y", 2, T[5], T[6], "changed", "r2"),
+        (2, "z", 2, T[6], None, "changed", "r2"),
+        (3, "q", 3, T[2], T[3], "changed", "r1"),
+        (3, None, 3, T[3], T[6], "changed", "r2"),
+        (3, "w", 3, T[6], None, "changed", "r2"),
+    ]
+    merges = [sql for _, sql in recorder.statements if "merge into" in sql]
+    assert len(merges) == 1 and "as open_versions" in merges[0] and "limit 6" in merges[0]
+
+
 @pytest.mark.parametrize("batch, after", [(BATCH_2, AFTER_2), (IN_ORDER, AFTER_IN_ORDER)], ids=["late", "in order"])
 def test_an_events_load_killed_after_any_statement_ends_correct_when_rerun(project, batch, after):
     """As tests/functional/test_kill_and_rerun.py does for snapshots: the load runs once

@@ -497,7 +497,9 @@
     new, or that open version, kept or now closed; only the open partition is
     read and written. A batch of up to a million events broadcasts its keys
     to that read (a few megabytes), which then scans the open versions
-    without shuffling them; a larger one leaves the join to Spark.
+    without shuffling them; a larger one leaves the join to Spark. The
+    change set is bounded by twice the batch's events, which Spark plans the
+    MERGE's own joins by.
 
     Otherwise each key's versions (`wanted`) are compared with all of its
     versions in the table (`existing`), by key and start. -#}
@@ -546,6 +548,11 @@
                 from wanted
             ) as compared
             where _historize_action <> 'unchanged'
+            {#- A bound its rows never reach (each of the batch's events begins at most
+                one version, each key's open version is one more): it drops nothing, and
+                tells Spark the change set is small, so that the MERGE's joins with the
+                open partition broadcast it instead of shuffling that partition. #}
+            limit {{ 2 * batch_events }}
         )
         {%- else %}
 

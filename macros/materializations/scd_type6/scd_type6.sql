@@ -125,31 +125,29 @@
 {% macro _scd_type6_sync_audit(cfg, audit_relation) %}
   {%- set columns = adapter.get_columns_in_relation(audit_relation) -%}
   {%- set names = columns | map(attribute='name') | map('lower') | list -%}
-  {%- set renames = [] -%}
+  {%- set renamed_to = {} -%}
   {%- for former in cfg.former_names -%}
     {%- for suffix in ['_old', '_new'] if (former ~ '_key' ~ suffix) in names and (cfg.version_key ~ suffix) not in names -%}
-      {%- do renames.append((former ~ '_key' ~ suffix, cfg.version_key ~ suffix)) -%}
+      {%- do renamed_to.update({former ~ '_key' ~ suffix: cfg.version_key ~ suffix}) -%}
     {%- endfor -%}
   {%- endfor -%}
-  {%- if renames -%}
+  {%- if renamed_to -%}
     {#- Renaming a column needs column mapping (an audit table of an earlier version may lack it). -#}
     {%- call statement('audit_column_mapping') -%}
       alter table {{ audit_relation }} set tblproperties ('delta.columnMapping.mode' = 'name')
     {%- endcall -%}
   {%- endif -%}
-  {%- for old, new in renames -%}
+  {%- for old, new in renamed_to.items() -%}
     {%- call statement('rename_audit_' ~ new) -%}
       alter table {{ audit_relation }}
       rename column {{ historize._quote(old) }} to {{ historize._quote(new) }}
     {%- endcall -%}
   {%- endfor -%}
-  {%- set renamed_to = {} -%}
-  {%- for old, new in renames -%}{%- do renamed_to.update({old: new}) -%}{%- endfor -%}
   {%- set converted = {} -%}
   {%- for column in columns if column.data_type | lower == 'string' -%}
     {%- set name = renamed_to.get(column.name | lower, column.name | lower) -%}
     {%- if name in [cfg.version_key ~ '_old', cfg.version_key ~ '_new'] -%}
-      {%- do converted.update({name: 'unhex(left(' ~ historize._quote(name) ~ ', 32))'}) -%}
+      {%- do converted.update({name: historize._hash_key_from_hex(name)}) -%}
     {%- endif -%}
   {%- endfor -%}
   {%- if converted -%}
