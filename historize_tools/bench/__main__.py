@@ -159,8 +159,8 @@ def main(argv: list[str] | None = None) -> int:
         keep(adopt_case(bench, args.adopt_keys, args.adopt_depth, args.attributes), "adopt")
 
     print("bench: summary " + json.dumps(summarize(results)), flush=True)
-    chart(results, args.output.with_suffix(".png"))
-    print(f"bench: wrote {args.output} and {args.output.with_suffix('.png')}", flush=True)
+    charted = chart(results, args.output.with_suffix(".png"))
+    print(f"bench: wrote {args.output}" + (f" and {args.output.with_suffix('.png')}" if charted else ""), flush=True)
     return 0
 
 

@@ -154,16 +154,32 @@ def markdown_table(results: list[dict]) -> str:
     return "\n".join(lines)
 
 
-def chart(results: list[dict], path: Path) -> None:
-    """Time against N (one line per contender), and against the change rate."""
+# The charts a run can draw: its series, the value on the x axis, the axis's label, the title,
+# and whether both axes are logarithmic.
+CHARTS = (
+    ("size", "keys", "keys (N); 10% changed, 1% deleted, 1% new; depth 1", "one load against N", True),
+    ("rate", "changed", "fraction of keys changed (1% deleted and 1% new when > 0)",
+     "one load against the change rate", False),
+    ("changes", "keys", "keys (N) of a history 5 loads deep; 10,000 keys changed", "change events: one load against N",
+     True),
+)
+
+
+def chart(results: list[dict], path: Path) -> bool:
+    """Time against N (one line per contender), and against the change rate; or, for a run of
+    the `changes` series, its loads against N. Writes no chart for a run of none of them (the
+    `adopt` series, at one N) and says whether it wrote one."""
+    drawn = [c for c in CHARTS if any(r.get("series") == c[0] for r in results)]
+    if not drawn:
+        return False
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    figure, (by_size, by_rate) = plt.subplots(1, 2, figsize=(12, 4.5))
-    # one colour per contender in both charts
+    figure, axes = plt.subplots(1, len(drawn), figsize=(6 * len(drawn), 4.5), squeeze=False)
+    # one colour per contender in every chart
     colours = {name: f"C{i}" for i, name in enumerate(dict.fromkeys(r["contender"] for r in results))}
-    for series, axis, x in (("size", by_size, "keys"), ("rate", by_rate, "changed")):
+    for axis, (series, x, label, title, logarithmic) in zip(axes[0], drawn):
         rows = [r for r in results if r.get("series") == series]
         for contender in dict.fromkeys(r["contender"] for r in rows):
             points = sorted((r[x], r["seconds_median"]) for r in rows if r["contender"] == contender)
@@ -171,13 +187,12 @@ def chart(results: list[dict], path: Path) -> None:
                       color=colours[contender])
         axis.set_ylabel("wall time of the load, s (median)")
         axis.grid(True, alpha=0.3)
-    by_size.set_xscale("log")
-    by_size.set_yscale("log")
-    by_size.set_xlabel("keys (N); 10% changed, 1% deleted, 1% new; depth 1")
-    by_size.set_title("one load against N")
-    by_rate.set_xlabel("fraction of keys changed (1% deleted and 1% new when > 0)")
-    by_rate.set_title("one load against the change rate")
-    by_size.legend(fontsize=8)
-    by_rate.legend(fontsize=8)
+        if logarithmic:
+            axis.set_xscale("log")
+            axis.set_yscale("log")
+        axis.set_xlabel(label)
+        axis.set_title(title)
+        axis.legend(fontsize=8)
     figure.tight_layout()
     figure.savefig(path, dpi=110)
+    return True

@@ -1,6 +1,11 @@
-"""The benchmark's report of the `changes` and `adopt` series: the summary's ratios and the
-page's table rows, from results written by hand."""
-from historize_tools.bench.report import markdown_table, summarize
+"""The benchmark's report of the `changes` and `adopt` series: the summary's ratios, the
+page's table rows and the chart, from results written by hand."""
+from pathlib import Path
+
+import pytest
+from matplotlib.figure import Figure
+
+from historize_tools.bench.report import chart, markdown_table, summarize
 
 
 def changes_result(contender: str, keys: int, median: float) -> dict:
@@ -28,13 +33,37 @@ def test_the_changes_summary_gives_each_feed_against_both_snapshots_and_its_grow
     }
 
 
+ADOPT = {"series": "adopt", "contender": "scd2_hist_adopt", "keys": 1_000_000, "depth": 5, "rows": 5_000_000,
+         "seconds_median": 52.84, "seconds_min": 52.43, "seconds_max": 62.76, "commits": 1, "files_added": 20,
+         "files_removed": 0, "rows_written": 5_000_000}
+
+
 def test_the_table_names_the_change_and_the_adopted_snapshot():
-    adopt = {"series": "adopt", "contender": "scd2_hist_adopt", "keys": 1_000_000, "depth": 5, "rows": 5_000_000,
-             "seconds_median": 52.84, "seconds_min": 52.43, "seconds_max": 62.76, "commits": 1, "files_added": 20,
-             "files_removed": 0, "rows_written": 5_000_000}
-    lines = markdown_table([CHANGES[1], adopt]).splitlines()
+    lines = markdown_table([CHANGES[1], ADOPT]).splitlines()
     assert lines[2:] == [
         "| changes | scd2_hist_events | N=100,000, depth 5, 10,000 keys changed | 8.00 (7.00-9.00) | 1 | 4/0 | 19,846 |",
         "| adopt | scd2_hist_adopt | a dbt snapshot of N=1,000,000, depth 5 (5,000,000 rows) | 52.84 (52.43-62.76) | 1 "
         "| 20/0 | 5,000,000 |",
     ]
+
+
+def test_the_changes_chart_draws_each_contender_against_n(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    drawn = []
+    saved = Figure.savefig
+    monkeypatch.setattr(Figure, "savefig", lambda figure, path, **kw: (drawn.append(figure), saved(figure, path, **kw)))
+    assert chart(CHANGES, tmp_path / "changes.png")
+    assert (tmp_path / "changes.png").stat().st_size > 0
+    [axis] = drawn[0].axes
+    assert axis.get_title() == "change events: one load against N"
+    assert {line.get_label(): (list(line.get_xdata()), list(line.get_ydata())) for line in axis.lines} == {
+        "scd2_hist_events_empty_batch": ([100_000, 10_000_000], [2.0, 3.0]),
+        "scd2_hist_events": ([100_000, 10_000_000], [8.0, 12.0]),
+        "scd2_hist_cdf": ([100_000, 10_000_000], [6.0, 9.6]),
+        "scd2_hist": ([100_000, 10_000_000], [4.0, 120.0]),
+        "dbt_snapshot": ([100_000, 10_000_000], [5.0, 300.0]),
+    }
+
+
+def test_a_run_of_the_adopt_series_alone_has_no_chart(tmp_path: Path):
+    assert not chart([ADOPT], tmp_path / "adopt.png")
+    assert not (tmp_path / "adopt.png").exists()
