@@ -498,8 +498,7 @@
     read and written. A batch of up to a million events broadcasts its keys
     to that read (a few megabytes), which then scans the open versions
     without shuffling them; a larger one leaves the join to Spark. The
-    change set is bounded by twice the batch's events, which Spark plans the
-    MERGE's own joins by.
+    change set states its bound (below, at its `limit`).
 
     Otherwise each key's versions (`wanted`) are compared with all of its
     versions in the table (`existing`), by key and start. -#}
