@@ -52,7 +52,7 @@ FIVETRAN_BATCH_COLUMNS = (
 FIVETRAN_MERGE = (
     "{%- set cfg = historize._fivetran_history_config() -%}"
     "{%- set source = api.Relation.create(identifier=this.identifier ~ '__historize_source') -%}"
-    "{{ historize._fivetran_history_checked_merge_sql(cfg, this, source, "
+    "{{ historize._fivetran_history_merge_sql(cfg, this, source, "
     "historize._fivetran_history_columns(cfg, columns), one_event_per_key=one_event_per_key) }}")
 
 RENDERED = {
@@ -63,7 +63,8 @@ RENDERED = {
         "api.Column.create('price', 'decimal(12,2)')]",
         "{%- set cfg = historize._scd2_hist_config() -%}"
         "{%- set source = api.Relation.create(identifier=this.identifier ~ '__historize_source') -%}"
-        "{{ historize._scd2_hist_checked_merge_sql(cfg, this, source, ['product_id', 'name', 'price']) }}"),
+        "{{ historize._scd2_hist_merge_sql({'cfg': cfg, 'history': this, 'relations': {'staged': source}, "
+        "'columns': {'business': ['product_id', 'name', 'price']}}) }}"),
     # scd_type6's dimension MERGE over its cached change set, by a run that read the
     # dimension at version 4 with 3 current rows
     "scd_type6-merge": Rendered(
@@ -76,7 +77,7 @@ RENDERED = {
         "{%- set cfg = historize._scd_type6_config() -%}"
         "{%- set changes = api.Relation.create(identifier=this.identifier ~ '__historize_changes') -%}"
         "{{ historize._scd_type6_merge_sql(cfg, this, changes, historize._scd_type6_columns(cfg, columns), "
-        "guard=historize._unchanged_since({'relation': this, 'version': 4, 'scope': historize._guard_scope(cfg, 'guarded'), 'rows': 3}, cfg)) }}"),
+        "guard=historize._unchanged_since({'relation': this, 'version': 4, 'scope': historize._quote(cfg.current_flag, 'guarded'), 'rows': 3}, cfg)) }}"),
     # fivetran_history's one MERGE, by a run that read the table at version 2 with 5 rows
     "fivetran_history-merge": Rendered(
         "orders_history", "materialized='view', unique_key=['id']", FIVETRAN_BATCH_COLUMNS,
@@ -96,7 +97,7 @@ RENDERED = {
         "api.Column.create('op', 'string')]",
         "{%- set cfg = historize._scd2_hist_config() -%}"
         "{%- set load_columns = historize._scd2_hist_columns(cfg, columns) -%}"
-        "{{ historize._scd2_hist_events_merge_sql(cfg, this, historize._scd2_hist_events_relation(this), "
+        "{{ historize._scd2_hist_events_rebuilt_merge_sql(cfg, this, historize._scd2_hist_events_relation(this), "
         "load_columns.business, load_columns.attributes, "
         "historize._unchanged_since({'relation': this, 'version': 12, 'scope': none, 'rows': 4000}, cfg, "
         "refuse_older=false)) }}"),

@@ -41,8 +41,8 @@ ensure_venv() {
   if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
     log "installing pinned dependencies (first run: a few minutes)"
     "$venv/bin/python" -m pip install --quiet --upgrade pip
-    # with the Dagster example's extra, which its test needs
-    "$venv/bin/python" -m pip install --quiet -e "$HISTORIZE_HOME[dagster]"
+    # with the extras the tests, the benchmark and the Dagster example's test need
+    "$venv/bin/python" -m pip install --quiet -e "$HISTORIZE_HOME[test,bench,dagster]"
     echo "$want" > "$stamp"
   fi
   export PATH="$venv/bin:$PATH"

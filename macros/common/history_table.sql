@@ -109,7 +109,7 @@
 
 {#- The relations of a load: `history` (the model's table), `existing` (it,
     if it exists), the session views `staged` (the staged select) and
-    `changes` (the change set, when the load caches it: `cached` lists it
+    `change_set` (the change set, when the load caches it: `cached` lists it
     then), and `found`: the history table to load, {'relation', 'former'},
     under the model's name or, when that does not exist, under one of its
     former_names (`former`, then renamed by _sync_history_table); with
@@ -142,7 +142,7 @@
       'history': history,
       'existing': existing,
       'staged': make_temp_relation(this, '__historize_source').incorporate(type='view'),
-      'changes': make_temp_relation(this, '__historize_changes').incorporate(type='view'),
+      'change_set': make_temp_relation(this, '__historize_changes').incorporate(type='view'),
       'cached': [],
       'found': {'relation': existing if existing is not none else former, 'former': former},
   }) }}
@@ -222,13 +222,6 @@
 {% endmacro %}
 
 
-{#- A SQL string literal of `value`: backslashes and quotes escaped, so no
-    value can end the literal. -#}
-{% macro _string_literal(value) %}
-  {{- return("'" ~ (value | string) | replace("\\", "\\\\") | replace("'", "\\'") ~ "'") -}}
-{% endmacro %}
-
-
 {#- What bringing an existing history table in line with the model changes:
     its name (a former table is renamed, its version key column with it), its
     layout, its properties (a table built before a property existed gets it
@@ -237,12 +230,12 @@
     reactivated ones, type widening; an ambiguous rename or a type change
     that is not a widening is refused, naming the columns; `managed` are the
     columns the materialization owns). Planned whole before any DDL, so
-    that the block checks the select first when `changes_table` and bad input
+    that the block checks the select first when `alters_table` and bad input
     leaves the table as it was. Planned from the table's `state`, returned with
     the plan: its columns (in order, with types) and its properties.
     `computes_hash`: the materialization computes the hash column (false when
     the select gives its own row_hash, whose type is the select's). -#}
-{% macro _history_table_changes(cfg, found, select_columns, managed, computes_hash=true) %}
+{% macro _plan_table_sync(cfg, found, select_columns, managed, computes_hash=true) %}
   {%- set state = {'columns': adapter.get_columns_in_relation(found.relation), 'properties': {}} -%}
   {%- for row in run_query('show tblproperties ' ~ found.relation).rows -%}
     {%- do state.properties.update({row[0]: row[1]}) -%}
@@ -362,64 +355,64 @@
     {%- endif -%}
   {%- endfor -%}
   {{ return({'state': state, 'plan': plan, 'relayout': relayout, 'properties': missing_properties,
-             'changes_table': found.former is not none or plan.changed or missing_properties | length > 0 or relayout
+             'alters_table': found.former is not none or plan.changed or missing_properties | length > 0 or relayout
                               or reformat | length > 0}) }}
 {% endmacro %}
 
 
-{#- Applies `changes` (_history_table_changes) to the table: rename,
+{#- Applies `table_sync` (_plan_table_sync) to the table: rename,
     properties, columns (new ones after the column `before`), then layout and
     compact keys. `hash_sql` is the hash column's value over the table's
     columns (none: the select gives its own): after a schema change that
-    alters the hashed columns, it recomputes the current versions' stored
-    hashes, then the table's mark that they were due is cleared. A run killed
+    alters the hashed columns, it recomputes the stored hashes of the
+    `current_rows` (a predicate on the table), then the table's mark that they were due is cleared. A run killed
     before this leaves the mark, and its rerun rehashes. -#}
-{% macro _sync_history_table(cfg, found, history, changes, before, hash_sql=none) %}
+{% macro _sync_history_table(cfg, found, history, table_sync, before, hash_sql=none, current_rows=none) %}
   {%- if found.former is not none -%}
     {{ historize._rename_table(found.former, history, cfg.model_name) }}
   {%- endif -%}
-  {%- if changes.properties -%}
+  {%- if table_sync.properties -%}
     {%- set listed = [] -%}
-    {%- for name, value in changes.properties.items() -%}{%- do listed.append(name ~ " = " ~ value) -%}{%- endfor -%}
+    {%- for name, value in table_sync.properties.items() -%}{%- do listed.append(name ~ " = " ~ value) -%}{%- endfor -%}
     {{ log("historize: " ~ cfg.model_name ~ ": setting properties of " ~ history ~ ": " ~ listed | join(', '), info=true) }}
     {%- call statement('set_properties') -%}
-      alter table {{ history }} set {{ historize._properties_clause(changes.properties) }}
+      alter table {{ history }} set {{ historize._properties_clause(table_sync.properties) }}
     {%- endcall -%}
   {%- endif -%}
   {#- Its columns: each change one DDL statement, each safe to rerun (a rerun
       plans only what is still missing); new columns go before `before`. -#}
   {%- set at = historize.load_timestamp() -%}
-  {%- set previous = changes.plan.table_order[changes.plan.table_order.index(before) - 1] -%}
+  {%- set previous = table_sync.plan.table_order[table_sync.plan.table_order.index(before) - 1] -%}
   {%- set renamed_to = {} -%}
-  {%- for old, new in changes.plan.renamed -%}{%- do renamed_to.update({old: new}) -%}{%- endfor -%}
-  {%- set anchors = [renamed_to.get(previous, previous)] + changes.plan.added | map(attribute=0) | list -%}
+  {%- for old, new in table_sync.plan.renamed -%}{%- do renamed_to.update({old: new}) -%}{%- endfor -%}
+  {%- set anchors = [renamed_to.get(previous, previous)] + table_sync.plan.added | map(attribute=0) | list -%}
   {#- First, in one commit: type widening enabled, and the mark that the
       stored hashes are due (cleared at the end), so that
       a run killed anywhere between here and the rehash leaves it. -#}
   {%- set first = {} -%}
-  {%- if changes.plan.widened and not changes.plan.widening_enabled -%}{%- do first.update({'delta.enableTypeWidening': 'true'}) -%}{%- endif -%}
-  {%- if changes.plan.rehash and not changes.plan.rehash_marked -%}{%- do first.update({'historize.rehash_pending': at}) -%}{%- endif -%}
+  {%- if table_sync.plan.widened and not table_sync.plan.widening_enabled -%}{%- do first.update({'delta.enableTypeWidening': 'true'}) -%}{%- endif -%}
+  {%- if table_sync.plan.rehash and not table_sync.plan.rehash_marked -%}{%- do first.update({'historize.rehash_pending': at}) -%}{%- endif -%}
   {%- if first -%}
     {%- call statement('schema_change_properties') -%}
       alter table {{ history }} set {{ historize._properties_clause(first) }}
     {%- endcall -%}
   {%- endif -%}
-  {%- for old, new in changes.plan.renamed -%}
+  {%- for old, new in table_sync.plan.renamed -%}
     {%- call statement('rename_' ~ old) -%}
       alter table {{ history }} rename column {{ historize._quote(old) }} to {{ historize._quote(new) }}
     {%- endcall -%}
   {%- endfor -%}
-  {%- for name, old_type, new_type in changes.plan.widened -%}
+  {%- for name, old_type, new_type in table_sync.plan.widened -%}
     {%- call statement('widen_' ~ name) -%}
       alter table {{ history }} alter column {{ historize._quote(name) }} type {{ new_type }}
     {%- endcall -%}
   {%- endfor -%}
-  {%- for name, type in changes.plan.added -%}
+  {%- for name, type in table_sync.plan.added -%}
     {%- call statement('add_' ~ name) -%}
       alter table {{ history }} add columns ({{ historize._quote(name) }} {{ type }} after {{ historize._quote(anchors[loop.index0]) }})
     {%- endcall -%}
   {%- endfor -%}
-  {%- for name in changes.plan.retired -%}
+  {%- for name in table_sync.plan.retired -%}
     {%- call statement('retire_' ~ name) -%}
       alter table {{ history }} alter column {{ historize._quote(name) }}
         comment {{ historize._string_literal('retired at ' ~ at ~ ': no longer in the select of ' ~ cfg.model_name ~ '; NULL in versions loaded since') }}
@@ -428,7 +421,7 @@
       alter table {{ history }} set tblproperties ({{ historize._string_literal('historize.retired.' ~ name) }} = '{{ at }}')
     {%- endcall -%}
   {%- endfor -%}
-  {%- for name in changes.plan.reactivated -%}
+  {%- for name in table_sync.plan.reactivated -%}
     {%- call statement('reactivate_' ~ name) -%}
       alter table {{ history }} alter column {{ historize._quote(name) }}
         comment {{ historize._string_literal((model.columns.get(name) or {}).get('description') or '') }}
@@ -437,37 +430,37 @@
       alter table {{ history }} unset tblproperties if exists ({{ historize._string_literal('historize.retired.' ~ name) }})
     {%- endcall -%}
   {%- endfor -%}
-  {%- if changes.plan.changed -%}
-    {{ log("historize: " ~ cfg.model_name ~ ": schema: renamed " ~ (changes.plan.renamed | map('join', ' to ') | join(', ') or 'none')
-        ~ "; added " ~ (changes.plan.added | map(attribute=0) | join(', ') or 'none')
-        ~ "; retired " ~ (changes.plan.retired | join(', ') or 'none')
-        ~ "; reactivated " ~ (changes.plan.reactivated | join(', ') or 'none')
-        ~ "; widened " ~ (changes.plan.widened | map(attribute=0) | join(', ') or 'none'), info=true) }}
+  {%- if table_sync.plan.changed -%}
+    {{ log("historize: " ~ cfg.model_name ~ ": schema: renamed " ~ (table_sync.plan.renamed | map('join', ' to ') | join(', ') or 'none')
+        ~ "; added " ~ (table_sync.plan.added | map(attribute=0) | join(', ') or 'none')
+        ~ "; retired " ~ (table_sync.plan.retired | join(', ') or 'none')
+        ~ "; reactivated " ~ (table_sync.plan.reactivated | join(', ') or 'none')
+        ~ "; widened " ~ (table_sync.plan.widened | map(attribute=0) | join(', ') or 'none'), info=true) }}
   {%- endif -%}
-  {%- if changes.relayout or changes.plan.reformat -%}
+  {%- if table_sync.relayout or table_sync.plan.reformat -%}
     {#- A table laid out otherwise (built by an earlier version of the materialization, or
         before the model's partition_by changed: its `historize.partitioned_by` is not the
         model's), or whose version keys and hashes are hex text (an earlier release's), is
         rewritten in one commit: every row kept, each version's key the first 32 hex digits
         of its text as binary (hash_key's), each hash recomputed; its Delta history kept. -#}
     {%- set converted = {} -%}
-    {%- if cfg.version_key in changes.plan.reformat -%}
+    {%- if cfg.version_key in table_sync.plan.reformat -%}
       {%- do converted.update({cfg.version_key: historize._hash_key_from_hex(cfg.version_key)}) -%}
     {%- endif -%}
-    {%- if cfg.hash_column in changes.plan.reformat -%}
+    {%- if cfg.hash_column in table_sync.plan.reformat -%}
       {%- do converted.update({cfg.hash_column: hash_sql}) -%}
     {%- endif -%}
     {{ log("historize: " ~ cfg.model_name ~ ": rewriting " ~ history
-        ~ (" partitioned by " ~ cfg.partition_by | join(', ') ~ " (was: " ~ changes.state.properties.get('historize.partitioned_by', 'not partitioned by historize') ~ ")" if changes.relayout else "")
+        ~ (" partitioned by " ~ cfg.partition_by | join(', ') ~ " (was: " ~ table_sync.state.properties.get('historize.partitioned_by', 'not partitioned by historize') ~ ")" if table_sync.relayout else "")
         ~ (", " ~ converted.keys() | join(' and ') ~ " stored compact" if converted else ""), info=true) }}
     {{ historize._rewrite_table(history, historize._history_properties(cfg), converted, partition_by=cfg.partition_by) }}
   {%- endif -%}
-  {%- if changes.plan.rehash and cfg.hash_column -%}
-    {%- if hash_sql and cfg.hash_column not in changes.plan.reformat -%}
+  {%- if table_sync.plan.rehash and cfg.hash_column -%}
+    {%- if hash_sql and cfg.hash_column not in table_sync.plan.reformat -%}
       {%- call statement('rehash') -%}
         update {{ history }}
         set {{ historize._quote(cfg.hash_column) }} = {{ hash_sql }}
-        where {{ historize._guard_scope(cfg, none) }}
+        where {{ current_rows }}
       {%- endcall -%}
     {%- endif -%}
     {%- call statement('rehash_done') -%}

@@ -19,8 +19,8 @@ RENDERERS = {
     "row_hash": "{{ historize.row_hash(['b', 'a']) }}",
     "hash_key": "{{ historize.hash_key(['region', 'id', \"timestamp'2026-01-01 00:00:00+00:00'\"]) }}",
     "changes": "{{ historize._scd2_hist_changes_sql(cfg, this, api.Relation.create(identifier='src'), ['region', 'id', 'name']) }}",
-    "merge": ("{{ historize._scd2_hist_merge_sql(cfg, this, api.Relation.create(identifier='pending'), ['region', 'id', 'name'], "
-              "historize._unchanged_since(none, cfg)) }}"),
+    "merge": ("{{ historize._scd2_hist_merge_sql({'cfg': cfg, 'history': this, "
+              "'relations': {'staged': api.Relation.create(identifier='pending')}, 'columns': {'business': ['region', 'id', 'name']}}) }}"),
     "close_changed": ("{{ historize._scd2_hist_step_sql('close_changed', cfg, this, api.Relation.create(identifier='pending'), "
                       "['region', 'id', 'name'], historize._unchanged_since(none, cfg)) }}"),
     "close_deleted": ("{{ historize._scd2_hist_step_sql('close_deleted', cfg, this, api.Relation.create(identifier='pending'), "
@@ -30,8 +30,8 @@ RENDERERS = {
     "insert_new": ("{{ historize._scd2_hist_step_sql('insert_new', cfg, this, api.Relation.create(identifier='pending'), "
                    "['region', 'id', 'name'], historize._unchanged_since(none, cfg)) }}"),
     "plan": "{{ historize._scd2_hist_plan_sql(cfg, this, api.Relation.create(identifier='pending')) }}",
-    "checked_merge": "{{ historize._scd2_hist_checked_merge_sql(cfg, this, api.Relation.create(identifier='src'), "
-                     "['region', 'id', 'name']) }}",
+    "checked_merge": ("{{ historize._scd2_hist_merge_sql({'cfg': cfg, 'history': this, "
+                      "'relations': {'staged': api.Relation.create(identifier='src')}, 'columns': {'business': ['region', 'id', 'name']}}) }}"),
 }
 # (old type, new type, whether Delta's type widening applies it in place)
 WIDENINGS = [

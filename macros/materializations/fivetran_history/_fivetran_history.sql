@@ -10,7 +10,7 @@
   {%- do cfg.update({
       'op_column': historize._read_option('op_column', '_fivetran_op') | lower,
       'unmodified_string': unmodified,
-      'tmax_sql': "timestamp'" ~ tmax ~ "+00:00'",
+      'tmax': tmax,
       'valid_from': '_fivetran_start',
       'valid_to': '_fivetran_end',
       'current_flag': '_fivetran_active',
@@ -254,7 +254,7 @@
     {%- do table_data.append('ranked.' ~ q(name)) -%}
   {%- endfor -%}
   {#- (a struct's field is on one line; the struct macro indents the rest) -#}
-  {%- set new_end = "case\n        when walked._historize_next_op is null then " ~ cfg.tmax_sql
+  {%- set new_end = "case\n        when walked._historize_next_op is null then " ~ ("timestamp'" ~ cfg.tmax ~ "+00:00'")
       ~ "\n        when walked._historize_next_op = 'delete' then walked._historize_next_event_at"
       ~ "\n        else walked._historize_next_event_at - interval 1 millisecond\n    end" -%}
   {%- set closed_end = "case when walked._historize_op = 'delete' then walked._historize_event_at"
@@ -527,7 +527,7 @@
         select
             by_key.*,
             case when by_key._historize_op = 'upsert' or (by_key._historize_op = 'update' and by_key._historize_base is not null)
-                then {{ version(new_data, cfg.tmax_sql, 'true', 'by_key._historize_synced', start='by_key._historize_event_at') | indent(16) }}
+                then {{ version(new_data, ("timestamp'" ~ cfg.tmax ~ "+00:00'"), 'true', 'by_key._historize_synced', start='by_key._historize_event_at') | indent(16) }}
             end as _historize_new,
             case
                 when (by_key._historize_op = 'delete' and by_key._historize_base._historize_start <= by_key._historize_event_at
@@ -604,7 +604,7 @@
     another run wrote what it read: no version read, no guard. Delta's result
     of it gives the counts by action: each new version is a row inserted,
     each changed one a row updated, each replaced one a row deleted. -#}
-{% macro _fivetran_history_checked_merge_sql(cfg, history, staged, columns, one_event_per_key=false) %}
+{% macro _fivetran_history_merge_sql(cfg, history, staged, columns, one_event_per_key=false) %}
   {%- set written = columns.data + [cfg.valid_to, cfg.current_flag, cfg.synced] -%}
   {%- set table_columns = cfg.unique_key + columns.data + cfg.technical_columns -%}
 merge into {{ history }} as hist

@@ -16,7 +16,7 @@
     {#- No hash to bring in line: versions come from the events. -#}
     {%- set typed = [] -%}
     {%- for name in cfg.unique_key + columns.data -%}{%- do typed.append({'name': name, 'data_type': columns.types[name]}) -%}{%- endfor -%}
-    {%- set changes = historize._history_table_changes(cfg, found, typed, cfg.technical_columns) -%}
+    {%- set table_sync = historize._plan_table_sync(cfg, found, typed, cfg.technical_columns) -%}
   {%- endif -%}
   {#- The batch is checked before a table is created or changed. -#}
   {%- set checked = historize._fivetran_history_check_batch(cfg, staged_view) -%}
@@ -33,8 +33,8 @@
           columns=columns.table_types) }}
     {%- endcall -%}
     {%- do adapter.cache_added(target_relation) -%}
-  {%- elif changes.changes_table -%}
-    {{ historize._sync_history_table(cfg, found, target_relation, changes, cfg.valid_from) }}
+  {%- elif table_sync.alters_table -%}
+    {{ historize._sync_history_table(cfg, found, target_relation, table_sync, cfg.valid_from) }}
   {%- endif -%}
 
   {#- The load is its MERGE alone: it computes the change set (of one event per key
@@ -42,7 +42,7 @@
       Delta's commit fails if another run wrote what it read. -#}
   {{ historize._write_per_task(cfg, true) }}
   {%- call statement('main', fetch_result=true) -%}
-    {{ historize._fivetran_history_checked_merge_sql(cfg, target_relation, staged_view, columns,
+    {{ historize._fivetran_history_merge_sql(cfg, target_relation, staged_view, columns,
         one_event_per_key=checked.one_event_per_key) }}
   {%- endcall -%}
   {{ historize._write_per_task(cfg, false) }}

@@ -107,161 +107,6 @@
 {% endmacro %}
 
 
-{#- The plan of an scd2_hist load and the statements that carry it out.
-    With strategy 'merge' a load is its MERGE alone (its checks: _scd2_hist_checks_sql);
-    strategy 'ordered' runs the plan query first, for its steps' counts. -#}
-
-{#- That MERGE: the change set of the staged select `staged` computed, checked and
-    written in one statement. A row of the change set that would close an
-    open version begun at this load_timestamp (a rerun over other data)
-    raises the refusal naming its key, as the source's rows pass the checks:
-    the change set carries each key's open version, so the refusal reads no
-    table of its own. -#}
-{% macro _scd2_hist_checked_merge_sql(cfg, history, staged, business_columns) %}
-  {%- set rerun = historize._refusal('rerun_conflict_key', cfg.model_name, what='version') -%}
-  {%- set key_text = [] -%}
-  {%- for name in cfg.unique_key -%}
-    {%- do key_text.append('cast(chg.' ~ historize._quote('_historize_key_' ~ loop.index0) ~ ' as string)') -%}
-  {%- endfor -%}
-  {%- set checked -%}
-        case
-            when chg._historize_action in ('changed', 'deleted') and chg._historize_open_started_at = {{ historize.load_timestamp_sql() }}
-                then raise_error(concat({{ historize._string_literal(rerun[0]) }}, concat_ws(', ', {{ key_text | join(', ') }}),
-                    {{ historize._string_literal(rerun[1]) }}, chg._historize_action, {{ historize._string_literal(rerun[2]) }}))
-            else historize_checks._historize_checked
-        end
-  {%- endset -%}
-  {%- set with_sql -%}
-        with historize_changes as (
-            {{ historize._scd2_hist_changes_sql(cfg, history, staged, business_columns, scope_rows=false) | indent(8) }}
-        ),
-
-        historize_checks as (
-            {{ historize._scd2_hist_checks_sql(cfg, history, staged) | indent(8) }}
-        )
-  {%- endset -%}
-  {{ return(historize._scd2_hist_merge_sql(cfg, history, 'historize_changes', business_columns,
-      {'join': 'cross join historize_checks', 'predicate': checked | trim}, with_sql)) }}
-{% endmacro %}
-
-
-{#- The one-row relation of that MERGE's checks (the plan's, with the same
-    messages as the plan query's): its column `_historize_checked` is true,
-    or the first failing check raises its refusal, before Delta writes
-    anything. The checks read the staged select `staged` (its keys, column
-    pruned) and the table, never the change set, which Spark would compute
-    again for them: the newest instant already in the table
-    (_scd2_hist_newest_sql). The key check groups the select by key: its rows
-    with a NULL key (`null_key_rows`), and its duplicated keys
-    (`duplicated_keys`), each {order, key columns, example} so that sorting
-    puts the most repeated first, then by key, as _assert_unique_key does. -#}
-{% macro _scd2_hist_checks_sql(cfg, history, staged) %}
-  {%- set keys = cfg.unique_key -%}
-  {%- set null_key = historize._refusal('null_key', cfg.model_name, cfg.unique_key) -%}
-  {%- set duplicated_key = historize._refusal('duplicated_key', cfg.model_name, cfg.unique_key) -%}
-  {%- set older = historize._refusal('older_load', cfg.model_name, history=history) -%}
-  {%- set text = historize._string_literal -%}
-  {%- set key_names = [] -%}
-  {%- for name in keys -%}{%- do key_names.append(historize._quote('_historize_key_' ~ loop.index0)) -%}{%- endfor -%}
-  {%- set any_null = key_names | join(' is null or ') ~ ' is null' -%}
-    select
-        case
-            when invalid_keys.null_key_rows > 0
-                then raise_error(concat({{ text(null_key[0]) }}, cast(invalid_keys.null_key_rows as string), {{ text(null_key[1]) }}))
-            when size(invalid_keys.duplicated_keys) > 0
-                then raise_error(concat({{ text(duplicated_key[0]) }}, cast(size(invalid_keys.duplicated_keys) as string),
-                    {{ text(duplicated_key[1]) }},
-                    concat_ws('; ', transform(slice(array_sort(invalid_keys.duplicated_keys), 1, 5), duplicated -> duplicated.example)),
-                    {{ text(duplicated_key[2]) }}))
-            when newest.newest_timestamp > {{ historize.load_timestamp_sql() }}
-                then raise_error(concat({{ text(older[0]) }}, cast(newest.newest_timestamp as string), {{ text(older[1]) }}))
-            else true
-        end as _historize_checked
-    from (
-        select
-            coalesce(sum(case when {{ any_null }} then _historize_occurrences end), 0) as null_key_rows,
-            collect_set(case when not ({{ any_null }}) and _historize_occurrences > 1 then named_struct(
-                'order', -_historize_occurrences,
-                {%- for name in key_names %}
-                'key_{{ loop.index0 }}', {{ name }},
-                {%- endfor %}
-                'example', concat('(', concat_ws(', ', {% for name in key_names %}cast({{ name }} as string){{ ', ' if not loop.last }}{% endfor %}), ') x',
-                    cast(_historize_occurrences as string))) end) as duplicated_keys
-        from (
-            select
-                {%- for name in keys %}
-                {{ historize._quote(name, 'src') }} as {{ key_names[loop.index0] }},
-                {%- endfor %}
-                count(*) as _historize_occurrences
-            from {{ staged }} as src
-            group by {{ historize._column_list(keys, 'src') }}
-        ) as occurrences
-    ) as invalid_keys
-    cross join (
-        {{ historize._scd2_hist_newest_sql(cfg, history) | trim | indent(4) }}
-    ) as newest
-{% endmacro %}
-
-
-{#- How many keys that MERGE closed as deleted, when it both updated and
-    inserted rows (a changed key does both, a deleted key updates one): its
-    source rows beyond those updated and inserted (_scd2_hist_merge_sql gives
-    each deleted key a row that writes nothing), from the operation metrics
-    of its commit among the table's newest ten. Any of them that updated and
-    inserted as many rows may be it; when they differ in source rows, the
-    table says: the versions this run closed as deleted at load_timestamp. -#}
-{% macro _scd2_hist_merged_deletes(cfg, history, merged) %}
-  {%- set source_rows = [] -%}
-  {%- for commit in run_query('describe history ' ~ history ~ ' limit 10').rows if commit['operation'] == 'MERGE' -%}
-    {%- set listed = commit['operationMetrics'] -%}
-    {%- set metrics = listed if listed is mapping else fromjson(listed) -%}
-    {%- if metrics['numTargetRowsUpdated'] | int == merged.updated and metrics['numTargetRowsInserted'] | int == merged.inserted -%}
-      {%- do source_rows.append(metrics['numSourceRows'] | int) -%}
-    {%- endif -%}
-  {%- endfor -%}
-  {%- if source_rows | unique | list | length == 1 -%}
-    {{ return(source_rows[0] - merged.inserted - merged.updated) }}
-  {%- endif -%}
-  {%- set deleted_sql -%}
-    select count(*) as deleted_keys
-    from {{ history }} as hist
-    where {{ historize._quote(cfg.valid_to, 'hist') }} = {{ historize.load_timestamp_sql() }}
-        and {{ historize._quote(cfg.state, 'hist') }} = 'deleted'
-        and {{ historize._quote(cfg.load_run_id, 'hist') }} = {{ historize._string_literal(historize.load_run_id()) }}
-  {%- endset -%}
-  {{ return(run_query(deleted_sql).rows[0]['deleted_keys'] | int) }}
-{% endmacro %}
-
-
-{#- The newest instant already in the table when it is after this load's
-    load_timestamp (a load older than the table is refused), else one not
-    after it: one row and column `newest_timestamp`. A closed version began
-    before it ended, so it is the newest end or the newest start of an open
-    version; the scan reads the open partition and the partitions of versions
-    that ended after load_timestamp (none, for a load in time order), not the
-    history. -#}
-{% macro _scd2_hist_newest_sql(cfg, history) %}
-  {%- set valid_to = historize._quote(cfg.valid_to, 'hist') -%}
-    select
-        greatest(max({{ historize._quote(cfg.valid_from, 'hist') }}) filter (where {{ valid_to }} is null),
-            max({{ valid_to }})) as newest_timestamp
-    from {{ history }} as hist
-    where {{ valid_to }} is null or {{ valid_to }} > {{ historize.load_timestamp_sql() }}
-{% endmacro %}
-
-
-{#- One row: the change set's counts by action (and of changed keys that have
-    an open version to close), the rerun conflicts, the open versions the
-    change set read (the guard's count), and the newest instant already in
-    the table. -#}
-{% macro _scd2_hist_plan_sql(cfg, history, changes) %}
-  {%- set counted -%}
-        coalesce(sum(case when _historize_action = 'changed' and _historize_has_open then 1 else 0 end), 0) as changed_open
-  {%- endset -%}
-  {{ historize._plan_sql(cfg, changes, counted, '_historize_open_started_at', historize._scd2_hist_newest_sql(cfg, history)) }}
-{% endmacro %}
-
-
 {#- SQL builders of scd2_hist. Aliases: `src` the staged select, `hist` the
     history table, `chg` the change set. -#}
 
@@ -302,7 +147,10 @@
       unchanged  open version with the same row_hash
     Unchanged keys are left out. The key check rides on the join's own
     shuffle by key, so the select is read once. With `scope_rows`, each row
-    carries the guard's count of open versions (_classified_with_scope_rows). -#}
+    carries the guard's count of open versions, `_historize_scope_rows`, from
+    the same query: a commit between the version read and the change set is
+    then seen by the guard as a row committed after that version, or, if it
+    only removed open versions, in both the change set and the count. -#}
 {% macro _scd2_hist_changes_sql(cfg, history, staged, business_columns, scope_rows=true) %}
   {%- set keys = cfg.unique_key -%}
   {%- set first_key = keys[0] -%}
@@ -352,44 +200,23 @@
   {%- set keep = "classified._historize_action <> 'unchanged'" -%}
   {%- if scope_rows %},
 
-    {{ historize._classified_with_scope_rows(history, cfg, keep) }}
+    scope_rows as (
+        select count(*) as _historize_scope_rows
+        from {{ history }}
+        where {{ historize._quote(cfg.valid_to) }} is null
+    )
+
+    select
+        classified.*,
+        scope_rows._historize_scope_rows
+    from classified
+    cross join scope_rows
+    where {{ keep }}
   {%- else %}
     select classified.*
     from classified
     where {{ keep }}
   {%- endif %}
-{% endmacro %}
-
-
-{#- All four effects in one MERGE, one commit: a changed key's row closes its
-    open version and inserts the new one (_split_merge_into). A changed key
-    with no open version (closed as changed at this load_timestamp by a run
-    of strategy 'ordered' that stopped) is closed again, its row matching
-    that closed version. A deleted key's second row (`counted`) writes
-    nothing: it makes Delta's count of source rows tell the deleted keys from
-    the changed ones (the block's counts of a MERGE). `checked`: what every
-    source row must pass (_split_merge_into), the MERGE's checks. -#}
-{% macro _scd2_hist_merge_sql(cfg, history, changes, business_columns, checked, with_sql='') %}
-  {%- set roles -%}
-        case
-            when _historize_action = 'changed' then array('update', 'insert')
-            when _historize_action = 'deleted' then array('update', 'counted')
-            else array('insert')
-        end
-  {%- endset -%}
-  {%- set valid_to = historize._quote(cfg.valid_to, 'hist') -%}
-    {{ historize._split_merge_into(history, changes, cfg.unique_key, roles, checked, with_sql) }}
-        and ({{ valid_to }} is null or {{ valid_to }} = {{ historize.load_timestamp_sql() }})
-        and ({{ valid_to }} is null) = chg._historize_has_open
-    when matched and chg._historize_action = 'changed' then update set
-        {{ historize._scd2_hist_close_assignments(cfg, 'changed') | indent(4) }}
-    when matched and chg._historize_action = 'deleted' then update set
-        {{ historize._scd2_hist_close_assignments(cfg, 'deleted') | indent(4) }}
-    when not matched and chg._historize_role = 'insert' then insert (
-        {{ historize._column_list(historize._scd2_hist_table_columns(cfg, business_columns)) }}
-    ) values (
-        {{ historize._scd2_hist_new_version_values(cfg, business_columns, 'chg', 'chg._historize_action') | join(',\n        ') }}
-    )
 {% endmacro %}
 
 
@@ -401,39 +228,73 @@
 {% endmacro %}
 
 
-{#- The four ordered steps (close changed, close deleted, insert changed,
-    insert new), each its own statement and each safe to rerun: a step run
-    twice finds nothing left to do (closes match only open versions; a rerun
-    of the load sees its own closes as `changed`). Delta rejects subqueries in
-    UPDATE conditions, so the two closing steps are MERGEs. -#}
-{% macro _scd2_hist_step_sql(step, cfg, history, changes, business_columns, guard) %}
-  {%- set keys = cfg.unique_key -%}
-  {%- set key_names = [] -%}
-  {%- for name in keys -%}{%- do key_names.append('_historize_key_' ~ loop.index0) -%}{%- endfor -%}
-  {%- if step in ['close_changed', 'close_deleted'] -%}
-    {%- set state = 'changed' if step == 'close_changed' else 'deleted' -%}
-    merge into {{ history }} as hist
-    using (
-        select
-            {{ historize._column_list(key_names, 'chg', lines=true) }}
-        from {{ changes }} as chg
-        {{ guard.join }}
-        where chg._historize_action = '{{ state }}' and chg._historize_has_open and {{ guard.predicate }}
-    ) as chg
-    on {{ historize._key_join(keys, 'hist', 'chg', key_names) }}
-        and {{ historize._quote(cfg.valid_to, 'hist') }} is null
-    when matched then update set
-        {{ historize._scd2_hist_close_assignments(cfg, state) | indent(4) }}
-  {%- else -%}
-    {%- set state = 'changed' if step == 'insert_changed' else 'new' -%}
-    insert into {{ history }} (
-        {{ historize._column_list(historize._scd2_hist_table_columns(cfg, business_columns)) }}
-    )
-    select
-        {{ historize._scd2_hist_new_version_values(cfg, business_columns, 'chg', "'" ~ state ~ "'") | join(',\n        ') }}
-    from {{ changes }} as chg
-    {{ guard.join }}
-    where chg._historize_action = '{{ state }}' and {{ guard.predicate }}
+
+
+{#- A snapshot's table made ready for its load, before anything else is written:
+    the select staged again with its row_hash (`relations.staged`); with
+    adopt_from, a first load takes over the snapshot's versions, checked before
+    anything is written (_scd2_hist_adopt.sql), and the load goes on, on that
+    table; an existing table is brought in line with the select (its keys are
+    checked first, when it changes: the change set checks them otherwise) and,
+    with the ledger, `load.timeline` says where this load lies among the loads.
+    Events bring their table in line once they are checked (_scd2_hist_events.sql). -#}
+{% macro _scd2_hist_ready_table(load, select_sql) %}
+  {%- set cfg, columns, relations = load.cfg, load.columns, load.relations -%}
+  {%- if cfg.input == 'changes' -%}
+    {{ return(none) }}
   {%- endif -%}
+  {%- call statement('stage_source') -%}
+    {{ historize._scd2_hist_staged_snapshot_sql(cfg, relations.staged, columns, select_sql) }}
+  {%- endcall -%}
+  {%- if load.found.relation is none and cfg.adopt_from -%}
+    {%- set adoption = historize._scd2_hist_adoption(cfg, load.history, load.select_columns, columns.business) -%}
+    {%- set adopted_rows_sql = historize._scd2_hist_adoption_sql(cfg, adoption, columns.attributes) -%}
+    {{ historize._adopt(cfg, load.history, adoption, adopted_rows_sql,
+        historize._scd2_hist_adopted_versions_sql(cfg, adopted_rows_sql, columns.business), partition_by=cfg.partition_by) }}
+    {%- do load.update({'found': {'relation': load.history, 'former': none}}) -%}
+  {%- endif -%}
+  {%- if load.found.relation is none -%}
+    {{ return(none) }}
+  {%- endif -%}
+  {%- set table_sync = historize._plan_table_sync(cfg, load.found,
+        historize._columns_named(load.select_columns, columns.business), [cfg.version_key] + cfg.technical_columns,
+        computes_hash=not columns.has_row_hash) -%}
+  {%- if table_sync.alters_table -%}
+    {{ historize._assert_unique_key(relations.staged, cfg.unique_key, cfg.model_name) }}
+  {%- endif -%}
+  {%- if table_sync.alters_table or table_sync.plan.rehash -%}
+    {{ historize._sync_history_table(cfg, load.found, load.history, table_sync, cfg.hash_column,
+        hash_sql=none if columns.has_row_hash else historize.row_hash(columns.attributes),
+        current_rows=historize._quote(cfg.valid_to) ~ ' is null') }}
+  {%- endif -%}
+  {%- do load.update({'timeline': historize._load_timeline(cfg, load.history, load.ledger) if load.ledger else none}) -%}
 {% endmacro %}
 
+
+{#- The staged select `staged` again, with its row_hash unless it brings its own. -#}
+{% macro _scd2_hist_staged_snapshot_sql(cfg, staged, columns, select_sql) %}
+    create or replace temporary view {{ staged }} as
+    select
+        src.*{% if not columns.has_row_hash %},
+        {{ historize.row_hash(columns.attributes, 'src') }} as {{ historize._quote(cfg.hash_column) }}{% endif %}
+    from (
+        {{ select_sql }}
+    ) as src
+{% endmacro %}
+
+
+{#- The newest instant already in the table when it is after this load's
+    load_timestamp (a load older than the table is refused), else one not
+    after it: one row and column `newest_timestamp`. A closed version began
+    before it ended, so it is the newest end or the newest start of an open
+    version; the scan reads the open partition and the partitions of versions
+    that ended after load_timestamp (none, for a load in time order), not the
+    history. -#}
+{% macro _scd2_hist_newest_sql(cfg, history) %}
+  {%- set valid_to = historize._quote(cfg.valid_to, 'hist') -%}
+    select
+        greatest(max({{ historize._quote(cfg.valid_from, 'hist') }}) filter (where {{ valid_to }} is null),
+            max({{ valid_to }})) as newest_timestamp
+    from {{ history }} as hist
+    where {{ valid_to }} is null or {{ valid_to }} > {{ historize.load_timestamp_sql() }}
+{% endmacro %}

@@ -25,6 +25,100 @@
     event twice is one event, so a rerun's events add nothing. -#}
 
 
+{#- The path's writes before its main statement: the events checked (nothing
+    is written when one is refused), the history table brought in line with
+    the select, the events table created (or renamed from a former name's),
+    the batch's events recorded pending. `load` gets `events`, `checked`
+    (_scd2_hist_check_events), `pending_runs` (the runs whose events the load
+    applies: those a killed run left pending, and its own) and, when it
+    writes into an existing table, `read` (the version its MERGE guards
+    against). -#}
+{% macro _scd2_hist_events_prepare(load) %}
+  {%- set cfg, columns, found, history = load.cfg, load.columns, load.found, load.history -%}
+  {%- set events = historize._scd2_hist_events_tables(cfg, history) -%}
+  {%- set table_sync = historize._plan_table_sync(cfg, found,
+        historize._columns_named(load.select_columns, columns.business),
+        [cfg.version_key] + cfg.technical_columns) if found.relation is not none else none -%}
+  {%- set renamed = table_sync.plan.renamed | selectattr(1, 'in', columns.business) | list if table_sync else [] -%}
+  {%- if renamed -%}
+    {{ exceptions.raise_compiler_error("historize: model " ~ cfg.model_name ~ ": with input 'changes', a column cannot "
+        ~ "be renamed yet (" ~ renamed | map('join', ' to ') | join(', ') ~ "): the events already "
+        ~ "applied hold its former name. Nothing was written") }}
+  {%- endif -%}
+  {%- set checked = historize._scd2_hist_check_events(cfg, load.relations.staged, events.seen, columns) -%}
+  {%- if table_sync and (table_sync.alters_table or table_sync.plan.rehash) -%}
+    {{ historize._sync_history_table(cfg, found, history, table_sync, cfg.hash_column,
+        hash_sql=historize.row_hash(columns.attributes), current_rows=historize._quote(cfg.valid_to) ~ ' is null') }}
+  {%- endif -%}
+  {%- if events.former -%}
+    {{ historize._rename_table(events.former, events.relation, cfg.model_name) }}
+  {%- elif events.seen is none -%}
+    {%- call statement('create_events') -%}
+      {{ historize._scd2_hist_create_events_sql(cfg, events.relation, load.select_columns) }}
+    {%- endcall -%}
+    {%- do adapter.cache_added(events.relation) -%}
+  {%- endif -%}
+  {%- if checked.unrecorded > 0 -%}
+    {%- call statement('record_events') -%}
+      {{ historize._scd2_hist_record_events_sql(cfg, load.relations.staged, events.relation, columns, checked.since) }}
+    {%- endcall -%}
+  {%- endif -%}
+  {%- set pending_runs = checked.pending + ([historize.load_run_id()]
+        if checked.unrecorded > 0 and historize.load_run_id() not in checked.pending else []) -%}
+  {%- do load.update({'events': events, 'checked': checked, 'pending_runs': pending_runs}) -%}
+  {%- if found.relation is not none and pending_runs -%}
+    {%- do load.update({'read': historize._read_version(history)}) -%}
+  {%- endif -%}
+{% endmacro %}
+
+
+{#- The main statement: a first load creates the table with the versions of
+    every event recorded; a later one writes its pending keys' versions in
+    one MERGE, guarded: continued from their open versions when the batch
+    comes after every event applied, rebuilt from all their events otherwise;
+    with no pending event there is nothing to write. -#}
+{% macro _scd2_hist_events_sql(load) %}
+  {%- set cfg, columns = load.cfg, load.columns -%}
+  {%- if load.found.relation is none -%}
+    {{ return(historize._create_history_table_sql(load.history, historize._history_properties(cfg),
+        select_sql=historize._scd2_hist_versions_sql(cfg, load.events.relation, columns.business, columns.attributes),
+        partition_by=cfg.partition_by)) }}
+  {%- elif not load.pending_runs -%}
+    {{ return(none) }}
+  {%- endif -%}
+  {%- set guard = historize._unchanged_since(load.read, cfg, refuse_older=false) -%}
+  {%- if load.checked.in_order -%}
+    {{ return(historize._scd2_hist_events_continued_merge_sql(cfg, load.history, load.events.relation, columns.business,
+        columns.attributes, guard, load.checked.unrecorded)) }}
+  {%- endif -%}
+  {{ return(historize._scd2_hist_events_rebuilt_merge_sql(cfg, load.history, load.events.relation, columns.business,
+      columns.attributes, guard)) }}
+{% endmacro %}
+
+
+{#- The versions written by action (a first load's all new), then the events
+    applied marked so. -#}
+{% macro _scd2_hist_events_result(load, result) %}
+  {%- if load.found.relation is none -%}
+    {%- do adapter.cache_added(load.history) -%}
+    {%- set created = run_query("select count(*) as versions from " ~ load.history).rows[0]["versions"] | int -%}
+    {%- set loaded = {'new': created, 'changed': 0, 'deleted': 0, 'written': created, 'detail': 'versions, from events'} -%}
+  {%- elif not load.pending_runs -%}
+    {%- set loaded = {'new': 0, 'changed': 0, 'deleted': 0, 'written': 0, 'detail': 'versions, from events'} -%}
+  {%- else -%}
+    {%- set merged = historize._merge_result(result) -%}
+    {%- set loaded = {'new': merged.inserted, 'changed': merged.updated, 'deleted': merged.deleted,
+                      'written': merged.affected, 'detail': 'versions, from events'} -%}
+  {%- endif -%}
+  {%- if load.pending_runs -%}
+    {%- call statement('mark_events_applied') -%}
+      {{ historize._scd2_hist_mark_applied_sql(load.events.relation, load.pending_runs) }}
+    {%- endcall -%}
+  {%- endif -%}
+  {{ return(loaded) }}
+{% endmacro %}
+
+
 {#- The events table of the history table `history`. -#}
 {% macro _scd2_hist_events_relation(history) %}
   {{ return(api.Relation.create(database=history.database, schema=history.schema,
@@ -264,12 +358,11 @@
   {%- endset -%}
   {%- set checked = run_query(query).rows[0] -%}
   {%- if checked['null_key_rows'] > 0 -%}
-    {%- set refusal = historize._refusal('null_key', name, keys) -%}
-    {{ exceptions.raise_compiler_error(refusal[0] ~ checked['null_key_rows'] ~ refusal[1]) }}
+    {{ exceptions.raise_compiler_error(historize._refusal('null_key', name, [checked['null_key_rows']], keys)) }}
   {%- endif -%}
   {%- if checked['null_sequence_rows'] > 0 -%}
-    {%- set refusal = historize._refusal('null_key', name, sequence, label='sequence_by') -%}
-    {{ exceptions.raise_compiler_error(refusal[0] ~ checked['null_sequence_rows'] ~ refusal[1]) }}
+    {{ exceptions.raise_compiler_error(historize._refusal('null_key', name, [checked['null_sequence_rows']], sequence,
+        label='sequence_by')) }}
   {%- endif -%}
   {%- if checked['conflicts'] > 0 -%}
     {{ exceptions.raise_compiler_error("historize: model " ~ name ~ ": " ~ checked['conflicts']
@@ -484,36 +577,24 @@
 {% endmacro %}
 
 
-{#- The load's one MERGE, of the difference between the versions the
-    events give the keys with pending events (`pending_keys`, `wanted`) and
-    the table's; `historize_changes` holds it: a version to insert (new), to
-    rewrite (changed: another end, state or image) or to remove (deleted: a
-    late event moved where it begins, or merged it into the version before).
-    Guarded by `guard` (_unchanged_since).
-
-    With `continued` (every pending event after every event applied, all of
-    them the batch's `batch_events`), the keys' histories continue from their
-    open versions (`open_versions`, read once): a version the events give is
-    new, or that open version, kept or now closed; only the open partition is
-    read and written. A batch of up to a million events broadcasts its keys
-    to that read (a few megabytes), which then scans the open versions
-    without shuffling them; a larger one leaves the join to Spark. The
-    change set states its bound (below, at its `limit`).
-
-    Otherwise each key's versions (`wanted`) are compared with all of its
-    versions in the table (`existing`), by key and start. -#}
-{% macro _scd2_hist_events_merge_sql(cfg, history, events, business_columns, attributes, guard, continued=false,
-                                     batch_events=none) %}
+{#- The MERGE of a batch in order (every pending event after every event
+    applied, all of them the batch's `batch_events`): its keys' histories
+    continue from their open versions (`open_versions`, read once), so a
+    version the events give is new, or that open version, kept or now closed;
+    only the open partition is read and written. A batch of up to a million
+    events broadcasts its keys to that read (a few megabytes), which then scans
+    the open versions without shuffling them; a larger one leaves the join to
+    Spark. The change set (`historize_changes`) states its bound, at its
+    `limit`. Guarded by `guard` (_unchanged_since). -#}
+{% macro _scd2_hist_events_continued_merge_sql(cfg, history, events, business_columns, attributes, guard, batch_events) %}
   {%- set keys, q = cfg.unique_key, historize._quote -%}
-  {%- set table_columns = historize._scd2_hist_table_columns(cfg, business_columns) -%}
-  {%- set compared = [cfg.hash_column, cfg.valid_to, cfg.state] -%}
-  {%- set with_sql -%}
+  {%- set key_names = historize._change_set_key_names(keys) -%}
+  {%- set table_columns = historize._scd2_hist_table_columns(cfg, business_columns) %}
+    merge into {{ history }} as hist
+    using (
         with pending_keys as (
-            select distinct {{ historize._column_list(keys) }}
-            from {{ events }}
-            where not _historize_applied
+            {{ historize._scd2_hist_pending_keys_sql(cfg, events) | indent(8) }}
         ),
-        {%- if continued %}
 
         open_versions as (
             select {% if batch_events <= 1000000 %}/*+ broadcast(pending_keys) */ {% endif %}hist.*
@@ -533,7 +614,7 @@
             from (
                 select
                     {%- for name in keys %}
-                    wanted.{{ q(name) }} as {{ q('_historize_key_' ~ loop.index0) }},
+                    wanted.{{ q(name) }} as {{ q(key_names[loop.index0]) }},
                     {%- endfor %}
                     wanted.{{ q(cfg.valid_from) }} as _historize_started_at,
                     {%- for name in table_columns %}
@@ -553,7 +634,33 @@
                 open partition broadcast it instead of shuffling that partition. #}
             limit {{ 2 * batch_events }}
         )
-        {%- else %}
+
+        {{ historize._guarded_rows_sql('historize_changes', guard) | trim | indent(4) }}
+    ) as chg
+    on {{ historize._key_join(keys, 'hist', 'chg', key_names) }}
+        and {{ q(cfg.valid_from, 'hist') }} = chg._historize_started_at
+        and {{ q(cfg.valid_to, 'hist') }} is null
+    {{ historize._write_versions_by_action(table_columns, table_columns) }}
+{% endmacro %}
+
+
+{#- The MERGE of a batch with late events, or of events a killed run left
+    pending: each pending key's versions (`wanted`, rebuilt from all its
+    events) are compared with all of its versions in the table (`existing`),
+    by key and start; `historize_changes` holds the difference: a version to
+    insert (new), to rewrite (changed: another end, state or image) or to
+    remove (deleted: a late event moved where it begins, or merged it into the
+    version before). Guarded by `guard` (_unchanged_since). -#}
+{% macro _scd2_hist_events_rebuilt_merge_sql(cfg, history, events, business_columns, attributes, guard) %}
+  {%- set keys, q = cfg.unique_key, historize._quote -%}
+  {%- set key_names = historize._change_set_key_names(keys) -%}
+  {%- set table_columns = historize._scd2_hist_table_columns(cfg, business_columns) -%}
+  {%- set compared = [cfg.hash_column, cfg.valid_to, cfg.state] %}
+    merge into {{ history }} as hist
+    using (
+        with pending_keys as (
+            {{ historize._scd2_hist_pending_keys_sql(cfg, events) | indent(8) }}
+        ),
 
         wanted as (
             {{ historize._scd2_hist_versions_sql(cfg, events, business_columns, attributes, keys_of='pending_keys') | indent(8) }}
@@ -571,7 +678,7 @@
             from (
                 select
                     {%- for name in keys %}
-                    coalesce(wanted.{{ q(name) }}, existing.{{ q(name) }}) as {{ q('_historize_key_' ~ loop.index0) }},
+                    coalesce(wanted.{{ q(name) }}, existing.{{ q(name) }}) as {{ q(key_names[loop.index0]) }},
                     {%- endfor %}
                     coalesce(wanted.{{ q(cfg.valid_from) }}, existing.{{ q(cfg.valid_from) }}) as _historize_started_at,
                     {%- for name in table_columns %}
@@ -591,14 +698,18 @@
             ) as compared
             where _historize_action <> 'unchanged'
         )
-        {%- endif %}
-  {%- endset -%}
-    {{ historize._guarded_merge_into(history, 'historize_changes', guard, with_sql) }}
-    on {% for name in keys -%}
-        {{ q(name, 'hist') }} = chg.{{ q('_historize_key_' ~ loop.index0) }} and {% endfor -%}
-        {{ q(cfg.valid_from, 'hist') }} = chg._historize_started_at
-        {%- if continued %}
-        and {{ q(cfg.valid_to, 'hist') }} is null
-        {%- endif %}
+
+        {{ historize._guarded_rows_sql('historize_changes', guard) | trim | indent(4) }}
+    ) as chg
+    on {{ historize._key_join(keys, 'hist', 'chg', key_names) }}
+        and {{ q(cfg.valid_from, 'hist') }} = chg._historize_started_at
     {{ historize._write_versions_by_action(table_columns, table_columns) }}
+{% endmacro %}
+
+
+{#- The keys with pending events. -#}
+{% macro _scd2_hist_pending_keys_sql(cfg, events) %}
+    select distinct {{ historize._column_list(cfg.unique_key) }}
+    from {{ events }}
+    where not _historize_applied
 {% endmacro %}

@@ -181,12 +181,13 @@
 {% macro _scd2_hist_reconcile_changes_sql(cfg, history, staged, business_columns, timeline) %}
   {%- set keys = cfg.unique_key -%}
   {%- set next_at = "timestamp'" ~ timeline.next ~ "+00:00'" -%}
+  {%- set key_names = historize._change_set_key_names(keys) -%}
   {%- set at_next_key, change_keys = [], [] -%}
   {%- for name in keys -%}
     {%- do at_next_key.append('coalesce(' ~ historize._quote(name, 'late') ~ ', ' ~ historize._quote(name, 'at_load') ~ ') = '
         ~ historize._quote(name, 'at_next')) -%}
     {%- do change_keys.append('coalesce(' ~ historize._quote(name, 'late') ~ ', ' ~ historize._quote(name, 'at_load') ~ ', '
-        ~ historize._quote(name, 'at_next') ~ ') as ' ~ historize._quote('_historize_key_' ~ loop.index0)) -%}
+        ~ historize._quote(name, 'at_next') ~ ') as ' ~ historize._quote(key_names[loop.index0])) -%}
   {%- endfor -%}
   {#- Whether the late row and a version hold the same state: the same row_hash, or both absent. -#}
   {%- set late_hash = historize._quote(cfg.hash_column, 'late') -%}
@@ -300,7 +301,7 @@
         {{ historize._scd2_hist_reconcile_row(cfg, business_columns, 'late', written.late_version) }}
         from classified as chg
         inner join {{ staged }} as late
-            on {{ historize._key_join(cfg.unique_key, 'late', 'chg', historize._scd2_hist_change_keys(cfg)) }}
+            on {{ historize._key_join(cfg.unique_key, 'late', 'chg', historize._change_set_key_names(cfg.unique_key)) }}
         where not chg._historize_same_at_next
         union all
         {{ historize._scd2_hist_reconcile_row(cfg, business_columns, 'at_load', written.after_next) }}
@@ -312,13 +313,6 @@
 
     select written.*
     from written
-{% endmacro %}
-
-
-{% macro _scd2_hist_change_keys(cfg) %}
-  {%- set names = [] -%}
-  {%- for name in cfg.unique_key -%}{%- do names.append('_historize_key_' ~ loop.index0) -%}{%- endfor -%}
-  {{ return(names) }}
 {% endmacro %}
 
 
@@ -343,20 +337,23 @@
             {{ targets | join(',\n            ') }},
             {{ historize._quote(cfg.version_key, replaces) if replaces else 'cast(null as binary)' }} as _historize_merge_key,
             chg._historize_action,
-            {{ historize._column_list(historize._scd2_hist_change_keys(cfg), 'chg', lines=true) }}
+            {{ historize._column_list(historize._change_set_key_names(cfg.unique_key), 'chg', lines=true) }}
 {% endmacro %}
 
 
 {#- One MERGE, one commit: each row replaces the version it names, or is
-    inserted. `guard` covers the versions a late load can touch: open, or
-    ended after it. -#}
+    inserted. `guard` (_unchanged_since) covers the versions a late load can
+    touch: open, or ended after it. -#}
 {% macro _scd2_hist_reconcile_merge_sql(cfg, history, changes, business_columns, guard) %}
   {%- set columns = historize._scd2_hist_table_columns(cfg, business_columns) -%}
   {%- set assignments = [] -%}
   {%- for name in columns -%}
     {%- do assignments.append(historize._quote(name) ~ ' = ' ~ historize._quote(name, 'chg')) -%}
   {%- endfor -%}
-    {{ historize._guarded_merge_into(history, changes, guard) }}
+    merge into {{ history }} as hist
+    using (
+        {{ historize._guarded_rows_sql(changes, guard) | trim | indent(4) }}
+    ) as chg
     on hist.{{ historize._quote(cfg.version_key) }} = chg._historize_merge_key
         and {{ historize._scd2_hist_reconcile_scope(cfg, 'hist') }}
     when matched then update set
@@ -376,20 +373,28 @@
 {% endmacro %}
 
 
-{#- The change set of a late load, cached and checked: returns {'read': the
-    version read, for the guard; 'plan': the keys by action, `writes` the rows
-    to write, `examples` the first keys in sorted order}. The keys
-    are checked first (the change set's joins need unique keys); at an
-    instant already loaded, the same snapshot changes nothing and another is
-    refused, naming both loads. -#}
-{% macro _scd2_hist_late_change_set(cfg, history, relations, business_columns, timeline) %}
+{#- scd2_hist, path `late`: a snapshot older than the table's newest load, with
+    out_of_order='reconcile', applied where it belongs in time. Its change set
+    is cached and checked, then one MERGE guarded over the versions it may
+    touch, whose rows in scope may begin after it: the guard's error is then the
+    conflict, not the refusal of an older load. -#}
+
+{#- The change set of a late load, cached and checked: `load` gets `read` (the
+    version read, for the guard) and `plan` (the keys by action, `writes` the
+    rows to write, `examples` the first keys in sorted order). The keys are
+    checked first (the change set's joins need unique keys); at an instant
+    already loaded, the same snapshot changes nothing and another is refused,
+    naming both loads. -#}
+{% macro _scd2_hist_late_prepare(load) %}
+  {%- set cfg, history, relations, timeline = load.cfg, load.history, load.relations, load.timeline -%}
+  {%- set business_columns = load.columns.business -%}
   {{ historize._assert_unique_key(relations.staged, cfg.unique_key, cfg.model_name) }}
   {%- set read = historize._read_version(history, historize._scd2_hist_reconcile_scope(cfg, 'guarded')) -%}
   {{ historize._stage_change_set(relations,
       historize._scd2_hist_reconcile_changes_sql(cfg, read.snapshot, relations.staged, business_columns,
         timeline)) }}
   {#- The plan: keys by action and rows to write, and the first keys in sorted order. -#}
-  {%- set key_names = historize._scd2_hist_change_keys(cfg) -%}
+  {%- set key_names = historize._change_set_key_names(cfg.unique_key) -%}
   {%- set key_list = historize._column_list(key_names) -%}
   {%- set key_text = [] -%}
   {%- for name in key_names -%}{%- do key_text.append('cast(' ~ historize._quote(name) ~ ' as string)') -%}{%- endfor -%}
@@ -401,7 +406,7 @@
         count(*) as rows_written,
         concat_ws('; ', slice(array_sort(collect_set(concat('(', concat_ws(', ', {{ key_text | join(', ') }}), ') ',
             _historize_action))), 1, 5)) as examples
-    from {{ relations.changes }}
+    from {{ relations.change_set }}
   {%- endset -%}
   {%- set row = run_query(query).rows[0] -%}
   {%- set plan = {
@@ -418,5 +423,23 @@
         ~ (timeline.known_run_id or 'unknown') ~ ", with other data: " ~ (plan.new + plan.changed + plan.deleted)
         ~ " key(s) differ, e.g. " ~ plan.examples ~ "; a load already applied is not restated. Nothing was written") }}
   {%- endif -%}
-  {{ return({'read': read, 'plan': plan}) }}
+  {%- do load.update({'read': read, 'plan': plan}) -%}
+{% endmacro %}
+
+
+{#- The late load's MERGE; none when its change set writes nothing. -#}
+{% macro _scd2_hist_late_sql(load) %}
+  {%- if load.plan.writes == 0 -%}
+    {{ return(none) }}
+  {%- endif -%}
+  {{ return(historize._scd2_hist_reconcile_merge_sql(load.cfg, load.history, load.relations.change_set, load.columns.business,
+      historize._unchanged_since(load.read, load.cfg, refuse_older=false))) }}
+{% endmacro %}
+
+
+{#- The keys by action, as its plan counted them. -#}
+{% macro _scd2_hist_late_result(load, result) %}
+  {%- set plan = load.plan -%}
+  {{ return({'new': plan.new, 'changed': plan.changed, 'deleted': plan.deleted,
+             'written': plan.new + plan.changed + plan.deleted, 'detail': 'late, before ' ~ load.timeline.next}) }}
 {% endmacro %}

@@ -27,7 +27,6 @@
       'version': 'version',
       'change_reason': 'change_reason',
       'hash_column': '_hash',
-      'open_end_sql': "timestamp'9999-12-31 23:59:59+00:00'",
       'audit_properties': {'delta.appendOnly': 'true', 'delta.columnMapping.mode': 'name'},
   }) -%}
   {#- Written after the select's columns and the Type 3 columns, in this order. -#}
@@ -176,8 +175,18 @@
             {%- endfor %}
     ),
 
-    {{ historize._classified_with_scope_rows(history, cfg,
-        "classified._historize_action <> 'unchanged' or classified._historize_type1_changed") }}
+    scope_rows as (
+        select count(*) as _historize_scope_rows
+        from {{ history }}
+        where {{ q(cfg.current_flag) }}
+    )
+
+    select
+        classified.*,
+        scope_rows._historize_scope_rows
+    from classified
+    cross join scope_rows
+    where classified._historize_action <> 'unchanged' or classified._historize_type1_changed
 {% endmacro %}
 
 
@@ -199,22 +208,42 @@
 {% endmacro %}
 
 
-{#- The dimension write: one MERGE (_split_merge_into). A key's `update` row
-    closes its current row, sets Type 1 values on all its rows and marks a
-    delete; its `insert` row adds the new version. -#}
+{#- The dimension write: one MERGE whose source holds each change row once per
+    role. A key's `update` row (its merge keys are the key, so it matches the
+    key's rows) closes its current row, sets Type 1 values on all its rows and
+    marks a delete; its `insert` row (its merge keys are NULL, which never
+    match) adds the new version. `guard` is the guard's relation
+    (_unchanged_since). -#}
 {% macro _scd_type6_merge_sql(cfg, history, changes, columns, guard) %}
   {%- set q = historize._quote -%}
   {%- set at = historize.load_timestamp_sql() -%}
-  {%- set closes = "hist." ~ q(cfg.current_flag) ~ " and chg._historize_action in ('changed', 'deleted')" -%}
-  {%- set roles -%}
-        case
-            when _historize_has_history and _historize_action in ('new', 'changed')
-                and (_historize_action = 'changed' or _historize_type1_changed) then array('update', 'insert')
-            when _historize_action in ('new', 'changed') then array('insert')
-            else array('update')
-        end
-  {%- endset -%}
-    {{ historize._split_merge_into(history, changes, cfg.unique_key, roles, guard) }}
+  {%- set closes = "hist." ~ q(cfg.current_flag) ~ " and chg._historize_action in ('changed', 'deleted')" %}
+    merge into {{ history }} as hist
+    using (
+        select
+            {%- for name in historize._change_set_key_names(cfg.unique_key) %}
+            case when roles._historize_role = 'update' then chg.{{ q(name) }} end
+                as {{ q('_historize_merge_key_' ~ loop.index0) }},
+            {%- endfor %}
+            chg.*,
+            roles._historize_role
+        from {{ changes }} as chg
+        cross join (
+            {{ guard | indent(8) }}
+        ) as unchanged_since
+        lateral view explode(
+            case
+                when _historize_has_history and _historize_action in ('new', 'changed')
+                    and (_historize_action = 'changed' or _historize_type1_changed) then array('update', 'insert')
+                when _historize_action in ('new', 'changed') then array('insert')
+                else array('update')
+            end
+        ) roles as _historize_role
+        where unchanged_since._historize_unchanged
+    ) as chg
+    on {% for name in cfg.unique_key -%}
+        {{ q(name, 'hist') }} = {{ q('_historize_merge_key_' ~ loop.index0, 'chg') }}{{ ' and ' if not loop.last }}
+    {%- endfor %}
     when matched and (chg._historize_type1_changed or ({{ closes }})) then update set
         {%- for name in cfg.type1 %}
         {{ q(name) }} = case when chg._historize_type1_changed then chg.{{ q(name) }} else hist.{{ q(name) }} end,
@@ -235,7 +264,7 @@
         case when chg._historize_has_history then chg._historize_latest.{{ q(base) }} end,
         {%- endfor %}
         {{ at }},
-        {{ cfg.open_end_sql }},
+        timestamp'9999-12-31 23:59:59+00:00',
         true,
         cast(coalesce(chg._historize_max_version, 0) + 1 as int),
         chg._historize_reason,
@@ -250,11 +279,12 @@
   {%- set q = historize._quote -%}
   {%- set attributes = columns.attributes -%}
   {%- set tracked = cfg.type1 + (attributes | reject('in', cfg.type0 + cfg.type1) | list) -%}
+  {%- set key_names = historize._change_set_key_names(cfg.unique_key) %}
     merge into {{ audit }} as audit
     using (
         select
             {%- for name in cfg.unique_key %}
-            classified.{{ q('_historize_key_' ~ loop.index0) }} as {{ q(name) }},
+            classified.{{ q(key_names[loop.index0]) }} as {{ q(name) }},
             {%- endfor %}
             classified._historize_current_key as {{ q(cfg.version_key ~ '_old') }},
             case
@@ -286,8 +316,10 @@
                 end as changed_columns
             from {{ changes }} as chg
         ) as classified
-        {{ guard.join }}
-        where {{ guard.predicate }}
+        cross join (
+            {{ guard | indent(8) }}
+        ) as unchanged_since
+        where unchanged_since._historize_unchanged
     ) as changed
     on {% for name in cfg.unique_key %}audit.{{ q(name) }} = changed.{{ q(name) }} and {% endfor -%}
         audit.change_ts = changed.change_ts and audit.change_type = changed.change_type

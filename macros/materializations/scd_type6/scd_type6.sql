@@ -5,8 +5,8 @@
 
   {#- A dimension that does not exist yet may be a renamed one (with its audit). -#}
   {%- set relations = historize._history_relations(cfg) -%}
-  {%- set target_relation, existing_relation, staged_view, changes_view, found = relations.history, relations.existing,
-        relations.staged, relations.changes, relations.found -%}
+  {%- set target_relation, existing_relation, staged_view, change_set_view, found = relations.history, relations.existing,
+        relations.staged, relations.change_set, relations.found -%}
   {%- set audit_relation = this.incorporate(path={'identifier': this.identifier ~ '_audit'}, type='table') -%}
   {%- set existing_audit = load_cached_relation(audit_relation) if cfg.audit else none -%}
   {{ historize._assert_delta_table(existing_audit, cfg.model_name) }}
@@ -17,13 +17,13 @@
   {%- set select_columns = historize._stage_select(staged_view, sql) -%}
   {%- set columns = historize._scd_type6_columns(cfg, select_columns) -%}
   {%- if found.relation is not none -%}
-    {%- set changes = historize._history_table_changes(cfg, found,
+    {%- set table_sync = historize._plan_table_sync(cfg, found,
           historize._columns_named(select_columns, cfg.unique_key + columns.attributes),
           [cfg.version_key] + cfg.type3.values() | list + cfg.technical_columns) -%}
   {%- endif -%}
   {#- Keys are checked with the change set below (one read of the select),
       unless a table must be created or changed first. -#}
-  {%- if found.relation is none or changes.changes_table or (cfg.audit and existing_audit is none) -%}
+  {%- if found.relation is none or table_sync.alters_table or (cfg.audit and existing_audit is none) -%}
     {{ historize._assert_unique_key(staged_view, cfg.unique_key, cfg.model_name) }}
   {%- endif -%}
   {%- if found.relation is none -%}
@@ -35,13 +35,13 @@
   {%- else -%}
     {#- Its audit's version keys compact before the dimension's, so that a run killed
         between the two finds the dimension's still to do, and the audit checked again. -#}
-    {%- if changes.plan.reformat and existing_audit is not none -%}
+    {%- if table_sync.plan.reformat and existing_audit is not none -%}
       {{ historize._scd_type6_sync_audit(cfg, audit_relation) }}
     {%- endif -%}
-    {%- if changes.changes_table or changes.plan.rehash -%}
-      {{ historize._sync_history_table(cfg, found, target_relation, changes,
+    {%- if table_sync.alters_table or table_sync.plan.rehash -%}
+      {{ historize._sync_history_table(cfg, found, target_relation, table_sync,
           (cfg.type3.values() | list + cfg.technical_columns)[0],
-          hash_sql=historize.row_hash(columns.type2)) }}
+          hash_sql=historize.row_hash(columns.type2), current_rows=historize._quote(cfg.current_flag)) }}
     {%- endif -%}
   {%- endif -%}
   {%- if former_audit is not none -%}
@@ -58,11 +58,12 @@
   {%- endif -%}
 
   {#- Both writes fail if another run writes the dimension after this read. -#}
-  {%- set read = historize._read_version(target_relation, historize._guard_scope(cfg, 'guarded'), counted=false) -%}
+  {%- set current_rows = historize._quote(cfg.current_flag, 'guarded') -%}
+  {%- set read = historize._read_version(target_relation, current_rows, counted=false) -%}
   {{ historize._stage_change_set(relations,
       historize._scd_type6_changes_sql(cfg, read.snapshot, staged_view, columns)) }}
-  {%- set plan = run_query(historize._scd_type6_plan_sql(cfg, target_relation, changes_view)).rows[0] -%}
-  {{ historize._assert_plan(plan, cfg, target_relation, changes_view, 'current row') }}
+  {%- set plan = run_query(historize._scd_type6_plan_sql(cfg, target_relation, change_set_view)).rows[0] -%}
+  {{ historize._assert_plan(plan, cfg, target_relation, change_set_view, 'current row') }}
   {%- set load = {'new': plan['new'] | int, 'changed': plan['changed'] | int, 'deleted': plan['deleted'] | int,
                   'written': (plan['new'] + plan['changed'] + plan['deleted'] + plan['type1_changed']) | int,
                   'detail': plan['type1_changed'] ~ ' Type 1 changed'} -%}
@@ -76,14 +77,14 @@
       {#- The audit first: its MERGE inserts only the rows not there yet, so a run that
           failed between the two writes ends correct when rerun. -#}
       {%- call statement('audit') -%}
-        {{ historize._scd_type6_audit_merge_sql(cfg, audit_relation, changes_view, columns,
+        {{ historize._scd_type6_audit_merge_sql(cfg, audit_relation, change_set_view, columns,
             guard=historize._unchanged_since(read, cfg)) }}
       {%- endcall -%}
       {#- The dimension's MERGE guards against writers since the audit's. -#}
-      {%- set read = historize._read_version(target_relation, historize._guard_scope(cfg, 'guarded')) -%}
+      {%- set read = historize._read_version(target_relation, current_rows) -%}
     {%- endif -%}
     {%- call statement('main') -%}
-      {{ historize._scd_type6_merge_sql(cfg, target_relation, changes_view, columns,
+      {{ historize._scd_type6_merge_sql(cfg, target_relation, change_set_view, columns,
           guard=historize._unchanged_since(read, cfg)) }}
     {%- endcall -%}
     {{ historize._write_per_task(cfg, false) }}

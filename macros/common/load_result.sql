@@ -1,0 +1,46 @@
+{#- A load's writes and what it did: Delta's write from every task, the
+    counts of its MERGE, and its report. -#}
+
+{#- On a partitioned table Delta's MERGE by default shuffles its output by the
+    partition columns before writing, so one task writes all the open versions
+    (one partition). A load of a partitioned table (cfg.partition_by) writes
+    from every task instead, for its writes only: `enabled` false restores the
+    session's own setting after them. -#}
+{% macro _write_per_task(cfg, enabled) %}
+  {%- if cfg.partition_by -%}
+    {%- call statement('write_per_task' if enabled else 'write_as_configured') -%}
+      {%- if enabled %}
+      set spark.databricks.delta.merge.repartitionBeforeWrite.enabled = false
+      {%- else %}
+      reset spark.databricks.delta.merge.repartitionBeforeWrite.enabled
+      {%- endif %}
+    {%- endcall -%}
+  {%- endif -%}
+{% endmacro %}
+
+
+{#- What a load's one MERGE wrote, from its statement's `result` (dbt's
+    load_result): Delta's counts of rows {'affected', 'updated', 'deleted',
+    'inserted'}. -#}
+{% macro _merge_result(result) %}
+  {%- set row = result.table.rows[0] -%}
+  {{ return({'affected': row['num_affected_rows'] | int, 'updated': row['num_updated_rows'] | int,
+             'deleted': row['num_deleted_rows'] | int, 'inserted': row['num_inserted_rows'] | int}) }}
+{% endmacro %}
+
+
+{#- What a load did, in the same words for every materialization: one log
+    line, and dbt's result of the model, which dbt prints in its summary and
+    writes to run_results.json (`adapter_response`): the same words as its
+    message, `code` 'written' or 'nothing to write', and `rows_affected` the
+    number of keys (versions, for fivetran_history) the load wrote. A load's
+    result has one shape in every materialization, `load`: {'new', 'changed',
+    'deleted'} (counts by action), 'written' (the keys or versions written)
+    and 'detail' (said in parentheses). -#}
+{% macro _report_load(cfg, load) %}
+  {%- set message = load.new ~ " new, " ~ load.changed ~ " changed, " ~ load.deleted ~ " deleted"
+      ~ (" (" ~ load.detail ~ ")" if load.detail else "") -%}
+  {{ log("historize: " ~ cfg.model_name ~ ": " ~ message, info=true) }}
+  {%- do store_raw_result('main', message=message, code='written' if load.written > 0 else 'nothing to write',
+        rows_affected=load.written | int) -%}
+{% endmacro %}

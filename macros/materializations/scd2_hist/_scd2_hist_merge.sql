@@ -1,0 +1,175 @@
+{#- scd2_hist, path `merge`: a snapshot in time order, strategy 'merge'. The
+    load is one MERGE that computes the change set, checks the load and writes
+    it: the load's one read of the table's rows is its write's, so Delta's
+    commit fails it if another run wrote the versions it read, and no version
+    is read before it. -#}
+
+{#- That MERGE, all four effects in one commit. Its source:
+      historize_changes  the change set of the staged select (_scd2_hist_changes_sql)
+      historize_checks   one row whose `_historize_checked` is true, or raises the
+                         first failing check's refusal before Delta writes anything
+                         (_scd2_hist_checks_sql)
+    then each change row once per role: `update` (its merge keys are the key,
+    so it matches the key's open version and closes it), `insert` (its merge
+    keys are NULL, which never match, so it inserts the new version) and, for a
+    deleted key, `counted`, which writes nothing: Delta's count of the MERGE's
+    source rows in its commit then tells deleted keys from changed ones. A
+    changed key with no open version (closed as changed at this load_timestamp
+    by a run of strategy 'ordered' that stopped) is closed again, its row
+    matching that closed version. A row that would close an open version begun
+    at this load_timestamp (a rerun over other data) raises the refusal naming
+    its key, once the checks passed: the change set carries each key's open
+    version, so that refusal reads no table of its own. -#}
+{% macro _scd2_hist_merge_sql(load) %}
+  {%- set cfg, history, business_columns = load.cfg, load.history, load.columns.business -%}
+  {%- set valid_to = historize._quote(cfg.valid_to, 'hist') -%}
+  {%- set key_names = historize._change_set_key_names(cfg.unique_key) -%}
+  {%- set key_text = [] -%}
+  {%- for name in key_names -%}
+    {%- do key_text.append('cast(chg.' ~ historize._quote(name) ~ ' as string)') -%}
+  {%- endfor %}
+    merge into {{ history }} as hist
+    using (
+        with historize_changes as (
+            {{ historize._scd2_hist_changes_sql(cfg, history, load.relations.staged, business_columns, scope_rows=false) | indent(8) }}
+        ),
+
+        historize_checks as (
+            {{ historize._scd2_hist_checks_sql(cfg, history, load.relations.staged) | indent(8) }}
+        )
+
+        select
+            {%- for name in key_names %}
+            case when roles._historize_role = 'update' then chg.{{ historize._quote(name) }} end
+                as {{ historize._quote('_historize_merge_key_' ~ loop.index0) }},
+            {%- endfor %}
+            chg.*,
+            roles._historize_role
+        from historize_changes as chg
+        cross join historize_checks
+        lateral view explode(
+            case
+                when _historize_action = 'changed' then array('update', 'insert')
+                when _historize_action = 'deleted' then array('update', 'counted')
+                else array('insert')
+            end
+        ) roles as _historize_role
+        where
+            case
+                when chg._historize_action in ('changed', 'deleted') and chg._historize_open_started_at = {{ historize.load_timestamp_sql() }}
+                    then raise_error({{ historize._refusal('rerun_conflict_key', cfg.model_name,
+                        ["concat_ws(', ', " ~ key_text | join(', ') ~ ")", 'chg._historize_action'], what='version', sql=true) }})
+                else historize_checks._historize_checked
+            end
+    ) as chg
+    on {% for name in cfg.unique_key -%}
+        {{ historize._quote(name, 'hist') }} = {{ historize._quote('_historize_merge_key_' ~ loop.index0, 'chg') }} and {% endfor -%}
+        ({{ valid_to }} is null or {{ valid_to }} = {{ historize.load_timestamp_sql() }})
+        and ({{ valid_to }} is null) = chg._historize_has_open
+    when matched and chg._historize_action = 'changed' then update set
+        {{ historize._scd2_hist_close_assignments(cfg, 'changed') | indent(4) }}
+    when matched and chg._historize_action = 'deleted' then update set
+        {{ historize._scd2_hist_close_assignments(cfg, 'deleted') | indent(4) }}
+    when not matched and chg._historize_role = 'insert' then insert (
+        {{ historize._column_list(historize._scd2_hist_table_columns(cfg, business_columns)) }}
+    ) values (
+        {{ historize._scd2_hist_new_version_values(cfg, business_columns, 'chg', 'chg._historize_action') | join(',\n        ') }}
+    )
+{% endmacro %}
+
+
+{#- The keys by action from Delta's counts of that MERGE: each changed key
+    updated one row and inserted one, each new key inserted one, each deleted
+    key updated one. When it both updated and inserted rows, how many keys
+    were deleted is told by its commit's source rows (_scd2_hist_merged_deletes). -#}
+{% macro _scd2_hist_merge_result(load, result) %}
+  {%- set merged = historize._merge_result(result) -%}
+  {%- set deleted = historize._scd2_hist_merged_deletes(load.cfg, load.history, merged)
+        if merged.updated > 0 and merged.inserted > 0 else merged.updated -%}
+  {%- set changed = merged.updated - deleted -%}
+  {{ return({'new': merged.inserted - changed, 'changed': changed, 'deleted': deleted,
+             'written': merged.inserted + deleted, 'detail': 'merge'}) }}
+{% endmacro %}
+
+
+{#- How many keys that MERGE closed as deleted: its source rows beyond those
+    updated and inserted (each deleted key's `counted` row writes nothing),
+    from the operation metrics of its commit among the table's newest ten.
+    Any of them that updated and inserted as many rows may be it; when they
+    differ in source rows, the table says: the versions this run closed as
+    deleted at load_timestamp. -#}
+{% macro _scd2_hist_merged_deletes(cfg, history, merged) %}
+  {%- set source_rows = [] -%}
+  {%- for commit in run_query('describe history ' ~ history ~ ' limit 10').rows if commit['operation'] == 'MERGE' -%}
+    {%- set listed = commit['operationMetrics'] -%}
+    {%- set metrics = listed if listed is mapping else fromjson(listed) -%}
+    {%- if metrics['numTargetRowsUpdated'] | int == merged.updated and metrics['numTargetRowsInserted'] | int == merged.inserted -%}
+      {%- do source_rows.append(metrics['numSourceRows'] | int) -%}
+    {%- endif -%}
+  {%- endfor -%}
+  {%- if source_rows | unique | list | length == 1 -%}
+    {{ return(source_rows[0] - merged.inserted - merged.updated) }}
+  {%- endif -%}
+  {%- set deleted_sql -%}
+    select count(*) as deleted_keys
+    from {{ history }} as hist
+    where {{ historize._quote(cfg.valid_to, 'hist') }} = {{ historize.load_timestamp_sql() }}
+        and {{ historize._quote(cfg.state, 'hist') }} = 'deleted'
+        and {{ historize._quote(cfg.load_run_id, 'hist') }} = {{ historize._string_literal(historize.load_run_id()) }}
+  {%- endset -%}
+  {{ return(run_query(deleted_sql).rows[0]['deleted_keys'] | int) }}
+{% endmacro %}
+
+
+{#- The one-row relation of that MERGE's checks: its column `_historize_checked`
+    is true, or the first failing check raises its refusal. The checks read the
+    staged select `staged` (its keys, column pruned) and the table, never the
+    change set, which Spark would compute again for them: the newest instant
+    already in the table (_scd2_hist_newest_sql). The key check groups the
+    select by key: its rows with a NULL key (`null_key_rows`), and its
+    duplicated keys (`duplicated_keys`), each {order, key columns, example} so
+    that sorting puts the most repeated first, then by key, as
+    _assert_unique_key does. -#}
+{% macro _scd2_hist_checks_sql(cfg, history, staged) %}
+  {%- set keys = cfg.unique_key -%}
+  {%- set key_names = [] -%}
+  {%- for name in historize._change_set_key_names(keys) -%}{%- do key_names.append(historize._quote(name)) -%}{%- endfor -%}
+  {%- set any_null = key_names | join(' is null or ') ~ ' is null' -%}
+  {%- set examples = "concat_ws('; ', transform(slice(array_sort(invalid_keys.duplicated_keys), 1, 5), duplicated -> duplicated.example))" -%}
+    select
+        case
+            when invalid_keys.null_key_rows > 0
+                then raise_error({{ historize._refusal('null_key', cfg.model_name,
+                    ['cast(invalid_keys.null_key_rows as string)'], keys, sql=true) }})
+            when size(invalid_keys.duplicated_keys) > 0
+                then raise_error({{ historize._refusal('duplicated_key', cfg.model_name,
+                    ['cast(size(invalid_keys.duplicated_keys) as string)', examples], keys, sql=true) }})
+            when newest.newest_timestamp > {{ historize.load_timestamp_sql() }}
+                then raise_error({{ historize._refusal('older_load', cfg.model_name,
+                    ['cast(newest.newest_timestamp as string)'], history=history, sql=true) }})
+            else true
+        end as _historize_checked
+    from (
+        select
+            coalesce(sum(case when {{ any_null }} then _historize_occurrences end), 0) as null_key_rows,
+            collect_set(case when not ({{ any_null }}) and _historize_occurrences > 1 then named_struct(
+                'order', -_historize_occurrences,
+                {%- for name in key_names %}
+                'key_{{ loop.index0 }}', {{ name }},
+                {%- endfor %}
+                'example', concat('(', concat_ws(', ', {% for name in key_names %}cast({{ name }} as string){{ ', ' if not loop.last }}{% endfor %}), ') x',
+                    cast(_historize_occurrences as string))) end) as duplicated_keys
+        from (
+            select
+                {%- for name in keys %}
+                {{ historize._quote(name, 'src') }} as {{ key_names[loop.index0] }},
+                {%- endfor %}
+                count(*) as _historize_occurrences
+            from {{ staged }} as src
+            group by {{ historize._column_list(keys, 'src') }}
+        ) as occurrences
+    ) as invalid_keys
+    cross join (
+        {{ historize._scd2_hist_newest_sql(cfg, history) | trim | indent(4) }}
+    ) as newest
+{% endmacro %}
