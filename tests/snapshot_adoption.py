@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from conftest import TargetTables, as_text
+from projects import TargetTables, as_text
 
 SOURCE = "id int, name string, tier int, updated_at timestamp"
 T = {n: dt.datetime(2026, 1, n, 6) for n in range(1, 7)}

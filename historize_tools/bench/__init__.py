@@ -26,8 +26,10 @@ current rows and a plain copy of its table. Each load's profile (every statement
 and its wall time, every commit's Delta metrics) is kept. Writes JSON (--output) and a PNG chart beside it.
 
 Modules: `data` generates the inputs, `contenders` holds the hand-written jobs
-and the dbt models they race, `measure` times loads and compares histories,
-`cases` runs the measured cases, `report` summarizes, tabulates and charts,
+and the dbt models they race, `measure` times loads, compares histories and
+defines a result (`Result`), `cases` runs the measured cases, `series` is the
+registry of series (each one entry: its cases, its part of the summary, its
+table rows and its chart), `report` summarizes, tabulates and charts from it,
 `__main__` is the command line.
 """
 from __future__ import annotations

@@ -11,18 +11,12 @@ from pathlib import Path
 from historize_tools import dbt_runner as dbt
 from historize_tools.bench import SCHEMA
 from historize_tools.bench import __doc__ as DESCRIPTION
-from historize_tools.bench.cases import (MEASURED_AT, Bench, Scd2Load, adopt_case, backfill_case, changes_case,
-                                         fivetran_case, invariant_tests_case, scd2_case, small_models_case, type6_case)
+from historize_tools.bench.cases import Bench
+from historize_tools.bench.measure import Result
 from historize_tools.bench.contenders import (ADOPT_SNAPSHOT, BENCH_YML, MODELS, PROJECT_YML, SMALL_MODEL, SMALL_SNAPSHOT,
                                               SNAPSHOT)
 from historize_tools.bench.report import chart, markdown_table, profile_table, summarize
-
-
-def numbers(text: str, kind=float) -> list:
-    return [kind(part) for part in text.split(",") if part]
-
-
-SERIES = ("size", "small_models", "fivetran", "scd_type6", "backfill", "rate", "depth", "deep", "changes", "adopt")
+from historize_tools.bench.series import RUNNABLE, SERIES
 # The cases the targets are set on (docs/benchmark.md): a write-path change is measured with
 # these within a working session; the full run stays the reference.
 TARGET_SERIES, TARGET_RATES = "size,small_models,fivetran,scd_type6,rate", "0"
@@ -62,8 +56,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--repeat", type=int, default=5, help="repetitions up to 100,000 keys")
     parser.add_argument("--repeat-large", type=int, default=3, help="repetitions above 100,000 keys")
     parser.add_argument("--seed", type=int, default=7)
-    parser.add_argument("--series", default=",".join(SERIES),
-                        help="the series to run, in this order: " + ", ".join(SERIES))
+    parser.add_argument("--series", default=",".join(RUNNABLE),
+                        help="the series to run, in this order: " + ", ".join(RUNNABLE))
     parser.add_argument("--deep-depth", type=int, default=20, help="history depth of the deep case")
     parser.add_argument("--append", action="store_true",
                         help="add this run's results to those already in --output (a long run resumed)")
@@ -74,9 +68,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     if args.targets:
         args.series, args.rates = TARGET_SERIES, TARGET_RATES
-    unknown = set(args.series.split(",")) - set(SERIES)
+    unknown = set(args.series.split(",")) - set(RUNNABLE)
     if unknown:
-        parser.error(f"unknown series {sorted(unknown)}; known: {', '.join(SERIES)}")
+        parser.error(f"unknown series {sorted(unknown)}; known: {', '.join(RUNNABLE)}")
     if args.quick:
         args.keys, args.series_keys, args.depths, args.rates, args.repeat = "1000", 1000, "2", "0", 1
         args.deep_keys, args.deep_depth, args.small_models, args.small_keys = 1000, 2, 2, 100
@@ -92,7 +86,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    series = set(args.series.split(","))
+    chosen = set(args.series.split(","))
     if args.table:
         saved = json.loads(args.table.read_text())
         print(markdown_table(saved["results"]))
@@ -119,44 +113,19 @@ def main(argv: list[str] | None = None) -> int:
     session.sql(f"drop schema if exists {SCHEMA} cascade")
     session.sql(f"create schema {SCHEMA}")
 
-    results: list[dict] = json.loads(args.output.read_text())["results"] if args.append else []
+    results: list[Result] = json.loads(args.output.read_text())["results"] if args.append else []
     args.output.parent.mkdir(parents=True, exist_ok=True)
 
-    def keep(found: list[dict], series: str) -> None:
+    def keep(found: list[Result]) -> None:
         """Adds a case's results, and saves all so far (a long run keeps what it measured)."""
-        results.extend({"series": series, **r} for r in found)
+        results.extend(found)
         args.output.write_text(json.dumps({"summary": summarize(results), "results": results}, indent=2) + "\n")
 
     bench = Bench(session, project, args.seed, args.repeat, args.repeat_large)
-    if "size" in series:
-        for keys in numbers(args.keys, int):
-            keep(scd2_case(bench, Scd2Load(keys, attributes=args.attributes)), "size")
-    if "small_models" in series:
-        keep(small_models_case(bench, args.small_models, args.small_keys, (1, 4)), "small_models")
-    if "fivetran" in series:
-        keep(fivetran_case(bench, args.fivetran_versions, args.fivetran_events), "fivetran")
-    if "scd_type6" in series:
-        keep(type6_case(bench, args.type6_keys), "scd_type6")
-    if "backfill" in series:
-        keep(backfill_case(bench, args.backfill_keys, args.attributes, args.backfill_days, args.backfill_days // 2),
-             "backfill")
-    for rate in numbers(args.rates) if "rate" in series else []:
-        other = 0.01 if rate > 0 else 0.0
-        keep(scd2_case(bench, Scd2Load(args.series_keys, changed=rate, deleted=other, new=other,
-                                       attributes=args.attributes)), "rate")
-    for depth in numbers(args.depths, int) if "depth" in series else []:
-        keep(scd2_case(bench, Scd2Load(args.series_keys, depth=depth, attributes=args.attributes,
-                                       contenders=("scd2_hist", "pyspark_two_pass"))), "depth")
-    if "deep" in series:
-        # the deepest history at the deep N; the invariant tests then check it
-        keep(scd2_case(bench, Scd2Load(args.deep_keys, depth=args.deep_depth, attributes=args.attributes,
-                                       contenders=("scd2_hist", "pyspark_two_pass"))), "depth")
-        keep(invariant_tests_case(bench, "scd2_hist", MEASURED_AT), "invariants")
-
-    for keys in numbers(args.changes_keys, int) if "changes" in series else []:
-        keep(changes_case(bench, keys, args.changed_keys, args.changes_depth, args.attributes), "changes")
-    if "adopt" in series:
-        keep(adopt_case(bench, args.adopt_keys, args.adopt_depth, args.attributes), "adopt")
+    for name in RUNNABLE:
+        if name in chosen:
+            for found in SERIES[name].cases(bench, args):
+                keep(found)
 
     print("bench: summary " + json.dumps(summarize(results)), flush=True)
     charted = chart(results, args.output.with_suffix(".png"))

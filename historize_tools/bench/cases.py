@@ -16,8 +16,8 @@ from historize_tools.bench.contenders import (SCD2_CONTENDERS, dbt_load, load_in
                                               pyspark_type6)
 from historize_tools.bench.data import (FATE, generate_fivetran, generate_type6, make_daily_snapshot, make_dbt_snapshot,
                                        make_snapshot)
-from historize_tools.bench.measure import (Contender, Profile, assert_same_history, delta_version, history_signature,
-                                           query_signature, race, restore, vacuum)
+from historize_tools.bench.measure import (Contender, Profile, Result, assert_same_history, delta_version,
+                                           history_signature, query_signature, race, restore, vacuum)
 
 MEASURED_AT = "2026-02-01 00:00:00"
 
@@ -69,7 +69,7 @@ def build_history(bench: Bench, load: Scd2Load) -> dict[str, int]:
     return bases
 
 
-def scd2_case(bench: Bench, load: Scd2Load) -> list[dict]:
+def scd2_case(bench: Bench, load: Scd2Load) -> list[Result]:
     """One measured load: each contender's table is built through `depth` loads,
     then the load with the given fractions is timed, contenders interleaved, each
     table restored in between; the lower bound too. Checks that all contenders
@@ -103,7 +103,7 @@ def scd2_case(bench: Bench, load: Scd2Load) -> list[dict]:
     return results
 
 
-def invariant_tests_case(bench: Bench, model: str, since: str) -> list[dict]:
+def invariant_tests_case(bench: Bench, model: str, since: str) -> list[Result]:
     """The five invariant tests on `model`'s table, over the whole history and
     with `since` (only the versions written since that load), each timed."""
     session, project = bench.session, bench.project
@@ -121,7 +121,7 @@ def invariant_tests_case(bench: Bench, model: str, since: str) -> list[dict]:
     return results
 
 
-def small_models_case(bench: Bench, models: int, keys: int, threads: tuple[int, ...]) -> list[dict]:
+def small_models_case(bench: Bench, models: int, keys: int, threads: tuple[int, ...]) -> list[Result]:
     """`models` scd2_hist models of `keys` keys each in one `dbt run`, against
     one `dbt snapshot` of as many snapshots, at each thread count; and the
     fixed cost per model (its statements and their time, from one thread's run).
@@ -168,7 +168,7 @@ def small_models_case(bench: Bench, models: int, keys: int, threads: tuple[int, 
     return results
 
 
-def backfill_case(bench: Bench, keys: int, attributes: int, days: int, late_day: int) -> list[dict]:
+def backfill_case(bench: Bench, keys: int, attributes: int, days: int, late_day: int) -> list[Result]:
     """A missed day loaded late: `days` daily snapshots loaded in order but for
     `late_day`, which then comes late (scd2_hist with out_of_order='reconcile';
     its table and the load ledger restored between repetitions), against
@@ -220,7 +220,7 @@ def restoring(session, name: str, table: str, load) -> Contender:
     return Contender(name, table, reset=lambda: restore(session, table, base), load=load)
 
 
-def fivetran_case(bench: Bench, versions: int, events: int) -> list[dict]:
+def fivetran_case(bench: Bench, versions: int, events: int) -> list[Result]:
     """A batch of events onto `versions` versions: fivetran_history against the hand-written job."""
     session, project = bench.session, bench.project
     generate_fivetran(session, versions // 4, 4, events, bench.seed)
@@ -246,7 +246,7 @@ def fivetran_case(bench: Bench, versions: int, events: int) -> list[dict]:
     return results
 
 
-def type6_case(bench: Bench, keys: int) -> list[dict]:
+def type6_case(bench: Bench, keys: int) -> list[Result]:
     """One load with 10% Type 2 and 10% Type 1 changes: scd_type6 against the hand-written job."""
     session, project = bench.session, bench.project
     generate_type6(session, keys, 0.10, 0.10, bench.seed)
@@ -270,7 +270,7 @@ def type6_case(bench: Bench, keys: int) -> list[dict]:
     return results
 
 
-def changes_case(bench: Bench, keys: int, changed: int, depth: int, attributes: int) -> list[dict]:
+def changes_case(bench: Bench, keys: int, changed: int, depth: int, attributes: int) -> list[Result]:
     """A load of `changed` changed keys onto a history of `keys` keys `depth` loads deep:
     as change events (scd2_hist with input='changes', its history built from every
     load's rows as events at that load's time, in one load; and from the Change Data Feed
@@ -354,7 +354,7 @@ def merge_into_source(session, table: str, columns: list[str]) -> None:
     """)
 
 
-def adopt_case(bench: Bench, keys: int, depth: int, attributes: int) -> list[dict]:
+def adopt_case(bench: Bench, keys: int, depth: int, attributes: int) -> list[Result]:
     """A dbt snapshot of `keys` keys and `depth` versions each taken over by an scd2_hist
     model's first load (adopt_from: checked, written, then its select loaded, which
     changes nothing), against a first load of the same snapshot's current rows and a

@@ -8,7 +8,7 @@ import statistics
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, TypedDict
 
 from historize_tools.bench import SCHEMA
 
@@ -96,6 +96,51 @@ def commit_metrics(session, table: str, since: int) -> list[dict]:
             for c in commits]
 
 
+class Result(TypedDict, total=False):
+    """One result of a run, as the results file keeps it: a contender's load in one case
+    (its medians, what its last repetition wrote, its profile), or a timed test."""
+    series: str
+    contender: str
+    seconds_median: float
+    seconds_min: float
+    seconds_max: float
+    repeat: int
+    # what the last repetition wrote (writes_since)
+    commits: int
+    operations: list[str]
+    rows_written: int
+    files_added: int
+    files_removed: int
+    bytes_added: int
+    bytes_removed: int
+    profile: dict
+    # the case: keys and history of an SCD2 load (size, rate, depth, deep, changes, adopt) ...
+    keys: int
+    depth: int
+    changed: float
+    deleted: float
+    new: float
+    changed_keys: int
+    rows: int
+    # ... many small models in one run (small_models) ...
+    models: int
+    threads: int
+    statements_per_model: float
+    statement_seconds_per_model: float
+    # ... a Fivetran batch, a Type 6 load, a day loaded late ...
+    versions: int
+    events: int
+    type2_changed: float
+    type1_changed: float
+    days: int
+    late_day: int
+    versions_before: int
+    # ... the invariant tests (a timed test, no load)
+    scope: str
+    table: str
+    seconds: float
+
+
 @dataclass
 class Contender:
     """One contender of a race: `reset` puts its table back and returns the
@@ -107,7 +152,7 @@ class Contender:
     times: list[float] = field(default_factory=list)
 
 
-def race(session, contenders: list[Contender], repeat: int, **facts) -> list[dict]:
+def race(session, contenders: list[Contender], repeat: int, **facts) -> list[Result]:
     """Times every contender's load `repeat` times, interleaved (A B C, A B C,
     ...), so that drift of the machine hits all alike. Returns per contender
     the median, min and max, what the last repetition committed, and its
@@ -127,7 +172,7 @@ def race(session, contenders: list[Contender], repeat: int, **facts) -> list[dic
     results = []
     for contender in contenders:
         times = contender.times
-        result = {"contender": contender.name, **facts, "seconds_median": statistics.median(times),
+        result: Result = {"contender": contender.name, **facts, "seconds_median": statistics.median(times),
                   "seconds_min": min(times), "seconds_max": max(times), "repeat": repeat,
                   **writes[contender.name],
                   "profile": {"statements": profiles[contender.name].statements,

@@ -236,10 +236,8 @@
     `computes_hash`: the materialization computes the hash column (false when
     the select gives its own row_hash, whose type is the select's). -#}
 {% macro _plan_table_sync(cfg, found, select_columns, managed, computes_hash=true) %}
-  {%- set state = {'columns': adapter.get_columns_in_relation(found.relation), 'properties': {}} -%}
-  {%- for row in run_query('show tblproperties ' ~ found.relation).rows -%}
-    {%- do state.properties.update({row[0]: row[1]}) -%}
-  {%- endfor -%}
+  {%- set state = historize._table_state(found.relation) -%}
+  {%- set table_types, table_order, retired = state.types, state.order, state.retired -%}
   {#- The version key column is named after the table. It follows a rename
       from any former name, this run's or one a run killed after renaming the
       table made. -#}
@@ -248,35 +246,7 @@
     {%- do managed_renames.append(((former ~ '_key') | lower, cfg.version_key)) -%}
   {%- endfor -%}
   {#- Its columns, against the select's business columns `select_columns`. -#}
-  {%- set table_types = {} -%}
-  {%- set table_order = [] -%}
-  {%- for column in state.columns -%}
-    {%- do table_types.update({column.name | lower: column.data_type | lower}) -%}
-    {%- do table_order.append(column.name | lower) -%}
-  {%- endfor -%}
-  {%- set retired_prefix = 'historize.retired.' -%}
-  {%- set retired = {} -%}
-  {%- for name, value in state.properties.items() if name.startswith(retired_prefix) -%}
-    {%- do retired.update({name[retired_prefix | length:]: value}) -%}
-  {%- endfor -%}
-
-  {#- The former names of each column: from the column's meta in this model's YAML, else in the
-      YAML of the first upstream node that declares them for a column of that name. -#}
-  {%- set nodes = [model] -%}
-  {%- for node_id in model.depends_on.nodes -%}
-    {%- set node = graph.nodes.get(node_id) or graph.sources.get(node_id) -%}
-    {%- if node -%}{%- do nodes.append(node) -%}{%- endif -%}
-  {%- endfor -%}
-  {%- set declared = {} -%}
-  {%- for node in nodes -%}
-    {%- for column_name, column in (node.columns or {}).items() if column_name | lower not in declared -%}
-      {%- set meta = column.get('meta') or (column.get('config') or {}).get('meta') or {} -%}
-      {%- set names = meta.get('former_names') or [] -%}
-      {%- if names -%}
-        {%- do declared.update({column_name | lower: ([names] if names is string else names) | map('lower') | list}) -%}
-      {%- endif -%}
-    {%- endfor -%}
-  {%- endfor -%}
+  {%- set declared = historize._declared_former_names() -%}
 
   {%- set plan = {'renamed': [], 'added': [], 'retired': [], 'reactivated': [], 'widened': [], 'errors': []} -%}
   {%- set claimed = [] -%}
@@ -323,13 +293,7 @@
 
   {#- The version key and the hash as an earlier release stored them, as hex text: rewritten
       compact (binary and bigint, hash_key and row_hash) with the rest of the table. -#}
-  {%- set key_types = [table_types.get(cfg.version_key)] -%}
-  {%- for old, new in plan.renamed[:managed_count] -%}{%- do key_types.append(table_types[old]) -%}{%- endfor -%}
-  {%- set reformat = [] -%}
-  {%- if 'string' in key_types -%}{%- do reformat.append(cfg.version_key) -%}{%- endif -%}
-  {%- if computes_hash and cfg.hash_column and table_types.get(cfg.hash_column) == 'string' -%}
-    {%- do reformat.append(cfg.hash_column) -%}
-  {%- endif -%}
+  {%- set reformat = historize._hex_text_columns(cfg, table_types, plan.renamed[:managed_count], computes_hash) -%}
   {%- do plan.update({'reformat': reformat}) -%}
 
   {%- if plan.errors -%}
@@ -345,18 +309,85 @@
   {%- set wanted_properties = historize._history_properties(cfg) -%}
   {%- set layout = wanted_properties.get('historize.partitioned_by') -%}
   {%- set relayout = layout is not none and state.properties.get('historize.partitioned_by') != layout -%}
-  {#- The properties the table lacks or holds with another value. The protocol versions are
-      only set at creation: Delta raises them itself as features need, and never lowers them. -#}
-  {%- set missing_properties = {} -%}
-  {%- for name, value in wanted_properties.items() if not relayout
-        and name not in ['delta.minReaderVersion', 'delta.minWriterVersion'] -%}
-    {%- if state.properties.get(name) | string != value | string -%}
-      {%- do missing_properties.update({name: value}) -%}
-    {%- endif -%}
-  {%- endfor -%}
+  {%- set missing_properties = {} if relayout else historize._missing_properties(wanted_properties, state.properties) -%}
   {{ return({'state': state, 'plan': plan, 'relayout': relayout, 'properties': missing_properties,
              'alters_table': found.former is not none or plan.changed or missing_properties | length > 0 or relayout
                               or reformat | length > 0}) }}
+{% endmacro %}
+
+
+{#- The properties of `wanted` the table lacks or holds with another value than
+    in `held`. The protocol versions are only set at creation: Delta raises them
+    itself as features need, and never lowers them. -#}
+{% macro _missing_properties(wanted, held) %}
+  {%- set missing = {} -%}
+  {%- for name, value in wanted.items() if name not in ['delta.minReaderVersion', 'delta.minWriterVersion'] -%}
+    {%- if held.get(name) | string != value | string -%}
+      {%- do missing.update({name: value}) -%}
+    {%- endif -%}
+  {%- endfor -%}
+  {{ return(missing) }}
+{% endmacro %}
+
+{#- The columns an earlier release stored as hex text (`table_types`, by name),
+    to be rewritten compact: the version key, under its name or a former one
+    (`key_renames`: the renames of the version key column), and the hash, when
+    the materialization `computes_hash`. -#}
+{% macro _hex_text_columns(cfg, table_types, key_renames, computes_hash) %}
+  {%- set key_types = [table_types.get(cfg.version_key)] -%}
+  {%- for old, new in key_renames -%}{%- do key_types.append(table_types[old]) -%}{%- endfor -%}
+  {%- set found = [] -%}
+  {%- if 'string' in key_types -%}{%- do found.append(cfg.version_key) -%}{%- endif -%}
+  {%- if computes_hash and cfg.hash_column and table_types.get(cfg.hash_column) == 'string' -%}
+    {%- do found.append(cfg.hash_column) -%}
+  {%- endif -%}
+  {{ return(found) }}
+{% endmacro %}
+
+
+
+{#- What a table is now: its `columns` (dbt Columns), `properties`, each column's
+    type by lowercase name (`types`), their `order`, and the columns retired
+    from the select (`retired`: name to the instant, from the table's
+    `historize.retired.<name>` properties). -#}
+{% macro _table_state(relation) %}
+  {%- set state = {'columns': adapter.get_columns_in_relation(relation), 'properties': {}, 'types': {}, 'order': [],
+                   'retired': {}} -%}
+  {%- for row in run_query('show tblproperties ' ~ relation).rows -%}
+    {%- do state.properties.update({row[0]: row[1]}) -%}
+  {%- endfor -%}
+  {%- for column in state.columns -%}
+    {%- do state.types.update({column.name | lower: column.data_type | lower}) -%}
+    {%- do state.order.append(column.name | lower) -%}
+  {%- endfor -%}
+  {%- set retired_prefix = 'historize.retired.' -%}
+  {%- for name, value in state.properties.items() if name.startswith(retired_prefix) -%}
+    {%- do state.retired.update({name[retired_prefix | length:]: value}) -%}
+  {%- endfor -%}
+  {{ return(state) }}
+{% endmacro %}
+
+
+{#- The former names of each column, {column: [names]}: from the column's meta in
+    this model's YAML, else in the YAML of the first upstream node that declares
+    them for a column of that name. -#}
+{% macro _declared_former_names() %}
+  {%- set nodes = [model] -%}
+  {%- for node_id in model.depends_on.nodes -%}
+    {%- set node = graph.nodes.get(node_id) or graph.sources.get(node_id) -%}
+    {%- if node -%}{%- do nodes.append(node) -%}{%- endif -%}
+  {%- endfor -%}
+  {%- set declared = {} -%}
+  {%- for node in nodes -%}
+    {%- for column_name, column in (node.columns or {}).items() if column_name | lower not in declared -%}
+      {%- set meta = column.get('meta') or (column.get('config') or {}).get('meta') or {} -%}
+      {%- set names = meta.get('former_names') or [] -%}
+      {%- if names -%}
+        {%- do declared.update({column_name | lower: ([names] if names is string else names) | map('lower') | list}) -%}
+      {%- endif -%}
+    {%- endfor -%}
+  {%- endfor -%}
+  {{ return(declared) }}
 {% endmacro %}
 
 
@@ -379,16 +410,51 @@
       alter table {{ history }} set {{ historize._properties_clause(table_sync.properties) }}
     {%- endcall -%}
   {%- endif -%}
-  {#- Its columns: each change one DDL statement, each safe to rerun (a rerun
-      plans only what is still missing); new columns go before `before`. -#}
+  {{ historize._sync_history_columns(cfg, history, table_sync, before) }}
+  {%- if table_sync.relayout or table_sync.plan.reformat -%}
+    {#- A table laid out otherwise (built by an earlier version of the materialization, or
+        before the model's partition_by changed: its `historize.partitioned_by` is not the
+        model's), or whose version keys and hashes are hex text (an earlier release's), is
+        rewritten in one commit: every row kept, each version's key the first 32 hex digits
+        of its text as binary (hash_key's), each hash recomputed; its Delta history kept. -#}
+    {%- set converted = {} -%}
+    {%- if cfg.version_key in table_sync.plan.reformat -%}
+      {%- do converted.update({cfg.version_key: historize._hash_key_from_hex(cfg.version_key)}) -%}
+    {%- endif -%}
+    {%- if cfg.hash_column in table_sync.plan.reformat -%}
+      {%- do converted.update({cfg.hash_column: hash_sql}) -%}
+    {%- endif -%}
+    {{ log("historize: " ~ cfg.model_name ~ ": rewriting " ~ history
+        ~ (" partitioned by " ~ cfg.partition_by | join(', ') ~ " (was: " ~ table_sync.state.properties.get('historize.partitioned_by', 'not partitioned by historize') ~ ")" if table_sync.relayout else "")
+        ~ (", " ~ converted.keys() | join(' and ') ~ " stored compact" if converted else ""), info=true) }}
+    {{ historize._rewrite_table(history, historize._history_properties(cfg), converted, partition_by=cfg.partition_by) }}
+  {%- endif -%}
+  {%- if table_sync.plan.rehash and cfg.hash_column -%}
+    {%- if hash_sql and cfg.hash_column not in table_sync.plan.reformat -%}
+      {%- call statement('rehash') -%}
+        update {{ history }}
+        set {{ historize._quote(cfg.hash_column) }} = {{ hash_sql }}
+        where {{ current_rows }}
+      {%- endcall -%}
+    {%- endif -%}
+    {%- call statement('rehash_done') -%}
+      alter table {{ history }} unset tblproperties if exists ({{ historize._string_literal('historize.rehash_pending') }})
+    {%- endcall -%}
+  {%- endif -%}
+{% endmacro %}
+
+{#- The table's columns brought in line with the plan of `table_sync`: each
+    change one DDL statement, each safe to rerun (a rerun plans only what is
+    still missing); new columns go before the column `before`. First, in one
+    commit: type widening enabled, and the mark that the stored hashes are due
+    (cleared once they are rehashed), so that a run killed anywhere between
+    here and the rehash leaves it. -#}
+{% macro _sync_history_columns(cfg, history, table_sync, before) %}
   {%- set at = historize.load_timestamp() -%}
   {%- set previous = table_sync.plan.table_order[table_sync.plan.table_order.index(before) - 1] -%}
   {%- set renamed_to = {} -%}
   {%- for old, new in table_sync.plan.renamed -%}{%- do renamed_to.update({old: new}) -%}{%- endfor -%}
   {%- set anchors = [renamed_to.get(previous, previous)] + table_sync.plan.added | map(attribute=0) | list -%}
-  {#- First, in one commit: type widening enabled, and the mark that the
-      stored hashes are due (cleared at the end), so that
-      a run killed anywhere between here and the rehash leaves it. -#}
   {%- set first = {} -%}
   {%- if table_sync.plan.widened and not table_sync.plan.widening_enabled -%}{%- do first.update({'delta.enableTypeWidening': 'true'}) -%}{%- endif -%}
   {%- if table_sync.plan.rehash and not table_sync.plan.rehash_marked -%}{%- do first.update({'historize.rehash_pending': at}) -%}{%- endif -%}
@@ -437,37 +503,8 @@
         ~ "; reactivated " ~ (table_sync.plan.reactivated | join(', ') or 'none')
         ~ "; widened " ~ (table_sync.plan.widened | map(attribute=0) | join(', ') or 'none'), info=true) }}
   {%- endif -%}
-  {%- if table_sync.relayout or table_sync.plan.reformat -%}
-    {#- A table laid out otherwise (built by an earlier version of the materialization, or
-        before the model's partition_by changed: its `historize.partitioned_by` is not the
-        model's), or whose version keys and hashes are hex text (an earlier release's), is
-        rewritten in one commit: every row kept, each version's key the first 32 hex digits
-        of its text as binary (hash_key's), each hash recomputed; its Delta history kept. -#}
-    {%- set converted = {} -%}
-    {%- if cfg.version_key in table_sync.plan.reformat -%}
-      {%- do converted.update({cfg.version_key: historize._hash_key_from_hex(cfg.version_key)}) -%}
-    {%- endif -%}
-    {%- if cfg.hash_column in table_sync.plan.reformat -%}
-      {%- do converted.update({cfg.hash_column: hash_sql}) -%}
-    {%- endif -%}
-    {{ log("historize: " ~ cfg.model_name ~ ": rewriting " ~ history
-        ~ (" partitioned by " ~ cfg.partition_by | join(', ') ~ " (was: " ~ table_sync.state.properties.get('historize.partitioned_by', 'not partitioned by historize') ~ ")" if table_sync.relayout else "")
-        ~ (", " ~ converted.keys() | join(' and ') ~ " stored compact" if converted else ""), info=true) }}
-    {{ historize._rewrite_table(history, historize._history_properties(cfg), converted, partition_by=cfg.partition_by) }}
-  {%- endif -%}
-  {%- if table_sync.plan.rehash and cfg.hash_column -%}
-    {%- if hash_sql and cfg.hash_column not in table_sync.plan.reformat -%}
-      {%- call statement('rehash') -%}
-        update {{ history }}
-        set {{ historize._quote(cfg.hash_column) }} = {{ hash_sql }}
-        where {{ current_rows }}
-      {%- endcall -%}
-    {%- endif -%}
-    {%- call statement('rehash_done') -%}
-      alter table {{ history }} unset tblproperties if exists ({{ historize._string_literal('historize.rehash_pending') }})
-    {%- endcall -%}
-  {%- endif -%}
 {% endmacro %}
+
 
 
 

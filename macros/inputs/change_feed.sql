@@ -42,42 +42,8 @@
   {%- set names = columns | map(attribute='name') | list -%}
   {%- set listed = historize._column_list(names, 'feed') -%}
   {%- if consumed is none or var('change_feed_snapshot', false) -%}
-    {%- set at = log.columns['timestamp'].values()[versions.index(current)] -%}
-    {%- set at_sql = historize._utc_literal(at) -%}
-    {%- set keys = historize._as_name_list('unique_key', config.get('unique_key')) -%}
-    {%- set history_found = load_cached_relation(history) -%}
-    {%- set history_names = adapter.get_columns_in_relation(history) | map(attribute='name') | map('lower') | list
-          if history_found is not none else [] -%}
-    {%- set snapshot_sql -%}
-    (
-        select
-            {{ listed }},
-            'insert' as _change_type,
-            cast({{ current }} as bigint) as _commit_version,
-            {{ at_sql }} as _commit_timestamp,
-            1 as _change_order
-        from {{ relation }} version as of {{ current }} as feed
-        {%- if history_found is not none %}
-        union all
-        select
-            {%- for name in names %}
-            {% if name | lower in history_names %}gone.{{ historize._quote(name) }}{% else %}null{% endif %},
-            {%- endfor %}
-            'delete',
-            cast({{ current }} as bigint),
-            {{ at_sql }},
-            0
-        from {{ history }} as gone
-        where gone.`version_ended_at` is null
-            and not exists (
-                select 1
-                from {{ relation }} version as of {{ current }} as feed
-                where {{ historize._key_join(keys, 'feed', 'gone') }}
-            )
-        {%- endif %}
-    ) as change_feed
-    {%- endset -%}
-    {{ return(snapshot_sql) }}
+    {{ return(historize._change_feed_snapshot_sql(relation, history, names, current,
+        log.columns['timestamp'].values()[versions.index(current)])) }}
   {%- endif -%}
   {%- if consumed | int >= current -%}
     {{ return("(select *, " ~ feed_columns ~ " from " ~ relation ~ " where false) as change_feed") }}
@@ -101,4 +67,44 @@
     ) as change_feed
   {%- endset -%}
   {{ return(changes_sql) }}
+{% endmacro %}
+
+{#- The table `relation` as it is at version `current` (committed at `at`), as
+    the feed of a snapshot: each row an insert, and a delete for each key whose
+    open version in the history table `history` is gone from it. `names`: the
+    table's columns. -#}
+{% macro _change_feed_snapshot_sql(relation, history, names, current, at) %}
+  {%- set listed = historize._column_list(names, 'feed') -%}
+  {%- set at_sql = historize._utc_literal(at) -%}
+  {%- set keys = historize._as_name_list('unique_key', config.get('unique_key')) -%}
+  {%- set history_found = load_cached_relation(history) -%}
+  {%- set history_names = adapter.get_columns_in_relation(history) | map(attribute='name') | map('lower') | list
+        if history_found is not none else [] -%}
+  (
+      select
+          {{ listed }},
+          'insert' as _change_type,
+          cast({{ current }} as bigint) as _commit_version,
+          {{ at_sql }} as _commit_timestamp,
+          1 as _change_order
+      from {{ relation }} version as of {{ current }} as feed
+      {%- if history_found is not none %}
+      union all
+      select
+          {%- for name in names %}
+          {% if name | lower in history_names %}gone.{{ historize._quote(name) }}{% else %}null{% endif %},
+          {%- endfor %}
+          'delete',
+          cast({{ current }} as bigint),
+          {{ at_sql }},
+          0
+      from {{ history }} as gone
+      where gone.`version_ended_at` is null
+          and not exists (
+              select 1
+              from {{ relation }} version as of {{ current }} as feed
+              where {{ historize._key_join(keys, 'feed', 'gone') }}
+          )
+      {%- endif %}
+  ) as change_feed
 {% endmacro %}

@@ -8,7 +8,7 @@ import socket
 from historize_tools import cluster, demo
 from historize_tools import dbt_runner as dbt
 
-from conftest import on_cluster
+from projects import on_cluster
 
 CLUSTER_SCHEMA = "tcluster"
 

@@ -20,9 +20,10 @@ import sys
 import time
 from pathlib import Path
 
-from conftest import DIM, PROGRAM_CONFIG, PROGRAM_SOURCE, SENTINEL, TargetTables, D, T1, T2, T3, T4, as_text
 from historize_tools import dbt_runner as dbt
 from historize_tools import demo
+
+from projects import DIM, PROGRAM_CONFIG, PROGRAM_SOURCE, SENTINEL, TargetTables, D, T1, T2, T3, T4, as_text
 from reference import MILLISECOND as MS
 from reference import TMAX
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from historize_tools import demo
 from historize_tools import dbt_runner as dbt
 
-from conftest import on_cluster
+from projects import on_cluster
 
 SCHEMA, IN_ORDER_SCHEMA = "tdagster", "tdagster_in_order"
 INVARIANTS = ("one_open_version", "no_overlapping_versions", "no_gaps", "open_version_unbounded")

@@ -21,7 +21,7 @@ from sqlfluff.core import FluffConfig, Linter
 from historize_tools import cluster, demo
 from historize_tools import dbt_runner as dbt
 
-from conftest import DEMO_TABLES, on_cluster
+from projects import DEMO_TABLES, on_cluster
 
 SCHEMA = "tdemo"
 HISTORY_MODELS = ("rc_aw_product_hist", "fivetran_orders_history", "dim_program", "dim_player")

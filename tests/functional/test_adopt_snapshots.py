@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from conftest import StatementProbe, kill_after_each_write, schema_folder, tables_and_versions
+from probes import StatementProbe, kill_after_each_write, schema_folder, tables_and_versions
 
 SOURCE = "id int, name string, tier int, updated_at timestamp"
 T = {n: dt.datetime(2026, 1, n, 6) for n in range(1, 7)}

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import datetime as dt
 
+from projects import load_reports, report
 from reference import MILLISECOND as MS
 from reference import TMAX
-
-from conftest import load_reports, report
 
 T = {n: dt.datetime(2026, 1, n) for n in range(1, 10)}
 S = {n: dt.datetime(2026, 2, n) for n in range(1, 20)}  # synced times

@@ -9,10 +9,10 @@ from __future__ import annotations
 import datetime as dt
 import random
 
-from conftest import check_sequences, differing_groups, grouped_key, padded
-from reference import UNMODIFIED, FivetranModel
-
 from historize_tools.dbt_runner import EventRecorder
+
+from properties import check_sequences, differing_groups, grouped_key, padded
+from reference import UNMODIFIED, FivetranModel
 
 # A sequence is a list of batches, each a list of events (key, op, start in hours, a, b, c),
 # keys 1..3, at most one event per key and start in a batch, at most one per key in the

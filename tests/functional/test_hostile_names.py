@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from conftest import T1, T2, sql_identifier, sql_literal
+from projects import T1, T2, sql_identifier, sql_literal
 from reference import UNMODIFIED, FivetranModel, Scd2Model, Type6Model, hash_key, row_hash, sorted_rows
 
 KEY = "key id"

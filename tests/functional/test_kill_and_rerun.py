@@ -28,7 +28,8 @@ from decimal import Decimal
 
 import pytest
 
-from conftest import StatementProbe, kill_after_each_write, release_project, schema_folder, tables_and_versions
+from probes import StatementProbe, kill_after_each_write, schema_folder, tables_and_versions
+from projects import release_project
 
 T1, T2, T3 = (dt.datetime(2026, 1, d, 6) for d in (1, 2, 3))
 S1, S2, S3 = (dt.datetime(2026, 2, d) for d in (1, 2, 3))

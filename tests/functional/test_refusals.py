@@ -6,9 +6,10 @@ refused", lists every refusal and where it is tested)."""
 from __future__ import annotations
 
 import pytest
-from conftest import PROJECT_YML, Project
 
 from historize_tools import dbt_runner as dbt
+
+from projects import PROJECT_YML, Project
 
 AT = {"load_timestamp": "2026-01-01 06:00:00", "load_run_id": "r1"}
 SOURCES = {

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import datetime as dt
 
-from conftest import PROJECT_YML, load_reports
-
 from historize_tools import dbt_runner as dbt
+
+from projects import PROJECT_YML, load_reports
 
 # The column of the guard's one-row relation (macros/common/guard.sql).
 GUARD_COLUMN = "_historize_unchanged"

@@ -7,9 +7,8 @@ import datetime as dt
 
 import pytest
 
+from projects import load_reports, report
 from reference import Scd2Model, hash_key, row_hash
-
-from conftest import load_reports, report
 
 STRATEGIES = ("merge", "ordered")
 COLUMNS = "id int, name string, price int"

@@ -10,7 +10,8 @@ import pytest
 
 from historize_tools import dbt_runner as dbt
 
-from conftest import StatementProbe, kill_after_each_write, load_reports, report, schema_folder, tables_and_versions
+from probes import StatementProbe, kill_after_each_write, schema_folder, tables_and_versions
+from projects import load_reports, report
 
 EVENTS = "id int, name string, tier int, changed_at timestamp, seq int, op string"
 CONFIG = ("materialized='scd2_hist', unique_key='id', input='changes', sequence_by=['changed_at', 'seq'], "

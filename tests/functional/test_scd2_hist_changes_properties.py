@@ -17,7 +17,7 @@ import random
 
 from historize_tools import dbt_runner as dbt
 
-from conftest import PROPERTY_SEED, check_sequences, differing_groups, grouped_key
+from properties import PROPERTY_SEED, check_sequences, differing_groups, grouped_key
 from reference import hash_key, versions_from_events
 
 TEXT = [None, "", "x", "y"]

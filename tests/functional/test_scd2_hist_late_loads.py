@@ -7,7 +7,7 @@ import datetime as dt
 
 from historize_tools import dbt_runner as dbt
 
-from conftest import load_reports, report
+from projects import load_reports, report
 
 T1, T2, T3, T4, T4B, T5 = (dt.datetime(2026, 3, 1, 6), dt.datetime(2026, 3, 2, 6), dt.datetime(2026, 3, 3, 6),
                            dt.datetime(2026, 3, 4, 6), dt.datetime(2026, 3, 4, 18), dt.datetime(2026, 3, 5, 6))

@@ -12,8 +12,8 @@ from __future__ import annotations
 import datetime as dt
 import random
 
-from conftest import (PROPERTY_SEED, check_sequences, differing_groups, fewer_loads_and_keys, grouped_key, padded,
-                      random_snapshots)
+from properties import (PROPERTY_SEED, check_sequences, differing_groups, fewer_loads_and_keys, grouped_key, padded,
+                        random_snapshots)
 from reference import Scd2Model, hash_key
 
 TEXT = [None, "", "x", "y", "x|y"]

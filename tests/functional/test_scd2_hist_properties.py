@@ -9,7 +9,7 @@ from __future__ import annotations
 import datetime as dt
 import random
 
-from conftest import check_sequences, differing_groups, fewer_loads_and_keys, grouped_key, padded, random_snapshots
+from properties import check_sequences, differing_groups, fewer_loads_and_keys, grouped_key, padded, random_snapshots
 from reference import Scd2Model, hash_key
 
 # A sequence is a list of snapshots {key: {column: value}}, keys 1..4. Values include

@@ -2,10 +2,9 @@
 trail, reruns and bad input, against tables computed by hand."""
 from __future__ import annotations
 
-from reference import hash_key
-
-from conftest import (AUDIT, DIM, PROGRAM_CONFIG as CONFIG, PROGRAM_SOURCE as SOURCE, SENTINEL, D, T1, T2, T3, T4,
+from projects import (AUDIT, DIM, PROGRAM_CONFIG as CONFIG, PROGRAM_SOURCE as SOURCE, SENTINEL, D, T1, T2, T3, T4,
                       load_reports, report)
+from reference import hash_key
 
 
 def dim_model(project, config=CONFIG, name="dim_program"):

@@ -9,7 +9,7 @@ from __future__ import annotations
 import datetime as dt
 import random
 
-from conftest import check_sequences, differing_groups, fewer_loads_and_keys, grouped_key, padded, random_snapshots
+from properties import check_sequences, differing_groups, fewer_loads_and_keys, grouped_key, padded, random_snapshots
 from reference import Type6Model
 
 # A sequence is a list of snapshots {key: (type 0, type 1, type 2 value)}, keys 1..4; from

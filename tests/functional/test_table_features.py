@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from conftest import AUDIT, PROGRAM_SOURCE, D, T1, T2
+from projects import AUDIT, PROGRAM_SOURCE, D, T1, T2
 from reference import TMAX
 
 KINDS = {  # short name: (config, source DDL, first load, second load)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from conftest import load_reports, release_project
+from projects import load_reports, release_project
 from reference import hash_key, row_hash
 
 T1, T2, T3, T4 = (dt.datetime(2026, 5, d, 6) for d in (1, 2, 3, 4))

@@ -2,7 +2,7 @@
 import pytest
 
 from historize_tools import dbt_runner as dbt
-from historize_tools.bench.__main__ import SERIES, parse_args
+from historize_tools.bench.__main__ import RUNNABLE, parse_args
 
 
 def test_targets_runs_exactly_the_cases_the_targets_are_set_on():
@@ -21,7 +21,7 @@ def test_targets_runs_exactly_the_cases_the_targets_are_set_on():
 
 def test_the_full_run_writes_the_reference_results_and_quick_its_own():
     full = parse_args([])
-    assert full.series.split(",") == list(SERIES)
+    assert full.series.split(",") == list(RUNNABLE)
     assert full.rates == "0,0.01,0.1,0.5"
     assert full.output == dbt.ROOT / "bench" / "results.json"
     quick = parse_args(["--quick", "--targets"])

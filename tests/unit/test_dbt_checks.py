@@ -4,7 +4,9 @@ from __future__ import annotations
 import textwrap
 
 from historize_tools import checks as dbt_checks
-from conftest import PROJECT_YML, dbt
+from historize_tools import dbt_runner as dbt
+
+from projects import PROJECT_YML
 
 
 def make_project(path, models: dict[str, str], yml: str):

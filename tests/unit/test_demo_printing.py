@@ -7,7 +7,7 @@ import pytest
 from historize_tools import dbt_runner as dbt
 from historize_tools.demo import EVOLVED, differences, main, map_text, text_table
 
-from conftest import DEMO_TABLES
+from projects import DEMO_TABLES
 
 
 def test_a_local_map_is_written_as_the_thrift_server_sends_it():

@@ -2,7 +2,7 @@
 connection): its shape, and that it parses as Spark SQL. It renders on the adapter
 of HISTORIZE_TARGET: dbt-spark (`local`) in the main stack, dbt-databricks
 (`databricks`) in its lane; the SQL is the same but for how each adapter names a
-relation (`RelationNames` in conftest.py)."""
+relation (`RelationNames` in projects.py)."""
 from __future__ import annotations
 
 import os
@@ -11,7 +11,9 @@ import textwrap
 import pytest
 import sqlfluff
 
-from conftest import PROJECT_YML, RelationNames, dbt
+from historize_tools import dbt_runner as dbt
+
+from projects import PROJECT_YML, RelationNames
 
 SCHEMA = "historize"
 

@@ -12,7 +12,7 @@ import sqlfluff
 
 from historize_tools import docs_sql
 
-from conftest import RelationNames
+from projects import RelationNames
 
 AT = "timestamp'2026-01-02 06:00:00.000000+00:00'"
 

@@ -246,14 +246,7 @@
 {% macro _scd2_hist_check_events(cfg, staged, events, columns) %}
   {%- set name = cfg.model_name -%}
   {%- if cfg.deleted_when -%}
-    {%- set plan = run_query("explain select coalesce((" ~ cfg.deleted_when ~ "), false) and true as deleted_when from " ~ staged) -%}
-    {%- set lines = [] -%}
-    {%- for row in plan.rows -%}{%- do lines.extend((row[0] | string).split('\n')) -%}{%- endfor -%}
-    {%- if lines[0].startswith('Error occurred during query planning') -%}
-      {%- set reason = (lines[1:] | join(' ')).split('SQLSTATE')[0].split(';')[0] | trim -%}
-      {{ exceptions.raise_compiler_error("historize: model " ~ name ~ ": deleted_when (" ~ cfg.deleted_when
-          ~ ") is not a condition on the select's columns: " ~ reason) }}
-    {%- endif -%}
+    {{ historize._scd2_hist_check_deleted_when(cfg, staged) }}
   {%- endif -%}
   {#- The batch is read by the checks and the record: cached once (it may be a
       change feed, whose read costs). -#}
@@ -280,11 +273,53 @@
     {{ return({'unrecorded': 0, 'since': none, 'pending': pending, 'in_order': false}) }}
   {%- endif -%}
   {%- set since = "timestamp'" ~ order['first_event'] ~ "'" if order['first_event'] is not none else none -%}
+  {%- set checked = run_query(historize._scd2_hist_events_checks_sql(cfg, staged, events, columns, since)).rows[0] -%}
+  {%- if checked['null_key_rows'] > 0 -%}
+    {{ exceptions.raise_compiler_error(historize._refusal('null_key', name, [checked['null_key_rows']], keys)) }}
+  {%- endif -%}
+  {%- if checked['null_sequence_rows'] > 0 -%}
+    {{ exceptions.raise_compiler_error(historize._refusal('null_key', name, [checked['null_sequence_rows']], sequence,
+        label='sequence_by')) }}
+  {%- endif -%}
+  {%- if checked['conflicts'] > 0 -%}
+    {{ exceptions.raise_compiler_error("historize: model " ~ name ~ ": " ~ checked['conflicts']
+        ~ " event(s) of the same key and sequence (" ~ identity | join(', ') ~ ") have different images, in the select"
+        ~ (" or against the events already applied" if events is not none else "") ~ ", e.g. " ~ checked['conflict_examples']
+        ~ "; the same event twice is one event, two events need two sequences. Nothing was written") }}
+  {%- endif -%}
+  {{ return({'unrecorded': checked['unrecorded'] | int, 'since': since, 'pending': pending,
+             'in_order': checked['after_every_event'] and not pending}) }}
+{% endmacro %}
+
+{#- Fails the load when deleted_when is no condition on the staged select
+    `staged`: Spark's planning error, from an EXPLAIN, is the refusal's reason. -#}
+{% macro _scd2_hist_check_deleted_when(cfg, staged) %}
+  {%- set plan = run_query("explain select coalesce((" ~ cfg.deleted_when ~ "), false) and true as deleted_when from " ~ staged) -%}
+  {%- set lines = [] -%}
+  {%- for row in plan.rows -%}{%- do lines.extend((row[0] | string).split('\n')) -%}{%- endfor -%}
+  {%- if lines[0].startswith('Error occurred during query planning') -%}
+    {%- set reason = (lines[1:] | join(' ')).split('SQLSTATE')[0].split(';')[0] | trim -%}
+    {{ exceptions.raise_compiler_error("historize: model " ~ cfg.model_name ~ ": deleted_when (" ~ cfg.deleted_when
+        ~ ") is not a condition on the select's columns: " ~ reason) }}
+  {%- endif -%}
+{% endmacro %}
+
+
+{#- One row of the checks of the batch `staged` against the events table
+    `events` (none: it does not exist yet), read from `since`, the batch's
+    first instant, on: its events, those with a NULL key or sequence, those the
+    events table does not hold yet (`unrecorded`), the events of one key and
+    sequence with different images (`conflicts`, the first five as
+    `conflict_examples`), and whether the batch comes after every event
+    recorded (`after_every_event`). -#}
+{% macro _scd2_hist_events_checks_sql(cfg, staged, events, columns, since) %}
+  {%- set keys, sequence = cfg.unique_key, cfg.sequence_by -%}
+  {%- set identity = keys + sequence -%}
+  {%- set at = historize._quote(sequence[0]) -%}
   {%- set any_null_key = historize._column_list(keys, suffix=' is null', separator=' or ') -%}
   {%- set any_null_sequence = historize._column_list(sequence, suffix=' is null', separator=' or ') -%}
   {%- set texts = [] -%}
   {%- for column in identity -%}{%- do texts.append('cast(' ~ historize._quote(column) ~ ' as string)') -%}{%- endfor -%}
-  {%- set query -%}
     with batch as (
         {{ historize._scd2_hist_staged_events_sql(cfg, staged, columns) | indent(4) }}
     ),
@@ -355,24 +390,8 @@
                 concat('(', concat_ws(', ', {{ texts | join(', ') }}), ')'))), 1, 5)) as conflict_examples
         from conflicting
     ) as conflicts
-  {%- endset -%}
-  {%- set checked = run_query(query).rows[0] -%}
-  {%- if checked['null_key_rows'] > 0 -%}
-    {{ exceptions.raise_compiler_error(historize._refusal('null_key', name, [checked['null_key_rows']], keys)) }}
-  {%- endif -%}
-  {%- if checked['null_sequence_rows'] > 0 -%}
-    {{ exceptions.raise_compiler_error(historize._refusal('null_key', name, [checked['null_sequence_rows']], sequence,
-        label='sequence_by')) }}
-  {%- endif -%}
-  {%- if checked['conflicts'] > 0 -%}
-    {{ exceptions.raise_compiler_error("historize: model " ~ name ~ ": " ~ checked['conflicts']
-        ~ " event(s) of the same key and sequence (" ~ identity | join(', ') ~ ") have different images, in the select"
-        ~ (" or against the events already applied" if events is not none else "") ~ ", e.g. " ~ checked['conflict_examples']
-        ~ "; the same event twice is one event, two events need two sequences. Nothing was written") }}
-  {%- endif -%}
-  {{ return({'unrecorded': checked['unrecorded'] | int, 'since': since, 'pending': pending,
-             'in_order': checked['after_every_event'] and not pending}) }}
 {% endmacro %}
+
 
 
 {#- The event `left` is the event `right`: the same key, sequence and image. -#}
