@@ -8,6 +8,8 @@
     macro or test in messages; `needs_key` says whether it needs the key.
 
     Returns a mapping with SQL fragments for a relation aliased `alias`:
+      kind                          scd2_hist, scd_type6, fivetran_history, or none
+      columns                       the table's lowercase column names, in order
       unique_key                    key column names
       valid_from, valid_to          column names
       open_sql                      predicate: the version is open (valid to infinity)
@@ -73,6 +75,8 @@
   {%- endif -%}
   {%- set open_sql = open_when or defaults.open_when or (q ~ historize._quote(valid_to or 'valid_to') ~ ' is null') -%}
   {{ return({
+      'kind': kind,
+      'columns': names,
       'unique_key': keys,
       'valid_from': valid_from or 'valid_from',
       'valid_to': valid_to or 'valid_to',

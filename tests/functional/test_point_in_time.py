@@ -3,6 +3,8 @@ kind's interval convention, including instants exactly on a boundary."""
 from __future__ import annotations
 
 import datetime as dt
+import json
+import re
 
 from test_invariants import MS, T1, T2, T3, T4, TABLES
 
@@ -146,3 +148,44 @@ def test_tables_built_by_historize_need_no_key_and_bad_calls_are_named(project):
     assert project.table("pit_join", "*", "fact_id") == [(1, "a"), (2, "b")]
     assert project.table("pit_legacy", "*", "id") == [(1, "changed")]
     assert dict(project.sql(f"show tblproperties {project.schema}.legacy_hist"))["historize.unique_key"] == "id"
+
+
+SNAPSHOTS = "id int, name string, price int"
+EVENTS = "id int, name string, price int, _fivetran_start timestamp, _fivetran_op string"
+
+
+def test_current_gives_each_kind_its_current_rows_without_the_history_columns(project):
+    """historize.current on all three kinds after two loads (a change, a delete,
+    a new key and an unchanged one): the rows of the keys alive now, the key and
+    attribute columns only; on scd2_hist a read of the open versions' partition."""
+    project.create_source("snapshot", SNAPSHOTS, [(1, "a", 10), (2, "b", 20), (3, "c", 30)])
+    project.create_source("events", EVENTS, [(1, "a", 10, T1, "upsert"), (2, "b", 20, T1, "upsert"),
+                                             (3, "c", 30, T1, "upsert")])
+    project.model("customer_hist", "{{ config(materialized='scd2_hist', unique_key='id') }} "
+                                   "select * from {{ target.schema }}.snapshot")
+    project.model("customer_dim", "{{ config(materialized='scd_type6', unique_key='id') }} "
+                                  "select * from {{ target.schema }}.snapshot")
+    project.model("customer_ft", "{{ config(materialized='fivetran_history', unique_key='id') }} "
+                                 "select * from {{ target.schema }}.events")
+    for name, history, materialized in (("hist_current", "customer_hist", "view"),
+                                        ("dim_current", "customer_dim", "table"),
+                                        ("ft_current", "customer_ft", "table")):
+        project.model(name, f"{{{{ config(materialized='{materialized}') }}}} "
+                            f"select * from ({{{{ historize.current(ref('{history}')) }}}}) as c")
+    project.run("run", variables={"load_timestamp": T1.strftime("%Y-%m-%d %H:%M:%S")})
+    project.create_source("snapshot", SNAPSHOTS, [(1, "a", 11), (3, "c", 30), (4, "d", 40)])
+    project.create_source("events", EVENTS, [(1, "a", 11, T2, "upsert"), (2, "b", 20, T2, "delete"),
+                                             (4, "d", 40, T2, "upsert")])
+    project.run("run", variables={"load_timestamp": T2.strftime("%Y-%m-%d %H:%M:%S")})
+
+    for name in ("hist_current", "dim_current", "ft_current"):
+        assert [column[:2] for column in project.columns(name)] == [("id", "int"), ("name", "string"),
+                                                                  ("price", "int")], name
+        assert project.table(name, "*", "id") == [(1, "a", 11), (3, "c", 30), (4, "d", 40)], name
+    plan = project.sql(f"explain select * from {project.schema}.hist_current")[0][0]
+    assert re.search(r"PartitionFilters: \[isnull\(version_ended_at#\d+\)\]", plan), plan
+    manifest = json.loads((project.path / "target" / "manifest.json").read_text())
+    assert {name: manifest["nodes"][f"model.{manifest['metadata']['project_name']}.{name}"]["depends_on"]["nodes"]
+            for name in ("hist_current", "dim_current", "ft_current")} == {
+        f"{name}_current": [f"model.{manifest['metadata']['project_name']}.customer_{name}"]
+        for name in ("hist", "dim", "ft")}

@@ -90,6 +90,10 @@ CASES = {
     "as_of without a table": (
         pit_model("select * from ({{ historize.as_of(none, 'current_timestamp()') }}) as v"),
         ("run", "--select", "pit"), AT, "as_of: the history table argument is missing"),
+    "current on a table not built by historize": (
+        pit_model("select * from ({{ historize.current(api.Relation.create(schema=target.schema, identifier='old_a')) }}) as c"),
+        ("run", "--select", "pit"), AT,
+        "current: {schema}.old_a is not a historize table (it records no historize.kind and its columns are id)"),
     "as_of interval": (
         pit_model("select * from ({{ historize.as_of(ref('hist'), 'current_timestamp()', interval='open') }}) as v"),
         ("run", "--select", "pit"), AT, "option 'interval' is 'open'; allowed: half_open, closed"),
