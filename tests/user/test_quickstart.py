@@ -1,9 +1,11 @@
 """The README's quickstart, followed as a user follows it: its files and commands
-taken from the README's code blocks as written, in a fresh dbt project beside a
-clone of this repository, with the quickstart's own profile (an embedded Spark
-that fetches Delta's jars), in a process of its own. The two tables the README
-shows must be the ones `dbt show` prints, and installing historize must add
-nothing to the project."""
+taken from the README's code blocks as written, in a fresh dbt project, with the
+quickstart's own profile (an embedded Spark that fetches Delta's jars), in a process
+of its own. historize is installed as a team installs it: from a git repository at
+the release tag packages.yml names (a repository of this working tree, made here and
+tagged with the version dbt_project.yml and CHANGELOG.md give; its URL stands in for
+the README's). The two tables the README shows must be the ones `dbt show` prints,
+and installing historize must add nothing to the project."""
 from __future__ import annotations
 
 import json
@@ -12,8 +14,11 @@ import re
 import shlex
 import subprocess
 import sys
+import shutil
 import tomllib
 from pathlib import Path
+
+import yaml
 
 from historize_tools import dbt_runner as dbt
 
@@ -43,11 +48,36 @@ def pinned(requirement: str) -> str:
     raise AssertionError(f"pyproject.toml pins no {requirement}")
 
 
+def release() -> str:
+    """The version dbt_project.yml gives, which CHANGELOG.md's newest entry must name."""
+    version = yaml.safe_load((dbt.ROOT / "dbt_project.yml").read_text())["version"]
+    newest = re.search(r"^## (\S+)", (dbt.ROOT / "CHANGELOG.md").read_text(), flags=re.M).group(1)
+    assert newest == version, (newest, version)
+    return version
+
+
+def tagged_repository(path: Path, tag: str) -> str:
+    """A git repository of this working tree (its files git tracks or would track),
+    committed and tagged `tag`: its file:// URL."""
+    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=dbt.ROOT,
+                            capture_output=True, check=True).stdout.decode().split("\0")
+    for name in filter(None, listed):
+        if (dbt.ROOT / name).is_file():
+            (path / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(dbt.ROOT / name, path / name)
+    identity = ["-c", "user.name=historize", "-c", "user.email=historize@localhost"]
+    for command in (["init", "--quiet"], ["add", "--all"], [*identity, "commit", "--quiet", "-m", f"historize {tag}"],
+                    [*identity, "tag", "-a", tag, "-m", f"historize {tag}"]):
+        subprocess.run(["git", *command], cwd=path, check=True, capture_output=True)
+    return path.as_uri()
+
+
 def test_the_readme_quickstart_as_a_user_follows_it(tmp_path):
     blocks = quickstart_blocks()
     project = tmp_path / "my_project"
     project.mkdir()
-    (tmp_path / "historize").symlink_to(dbt.ROOT)  # the clone of historize the quickstart sits next to
+    (tmp_path / "historize").mkdir()
+    repository = tagged_repository(tmp_path / "historize", release())
     steps: list[list] = []
     expected_tables: list[str] = []
     for language, text, file_name in blocks:
@@ -65,6 +95,10 @@ def test_the_readme_quickstart_as_a_user_follows_it(tmp_path):
                         steps.append(["dbt", ["ls", "--resource-type", "all"]])
         elif language:
             assert file_name, f"no file named before the {language} block:\n{text}"
+            if file_name == "packages.yml":  # the release tag, from the repository made above
+                [package] = yaml.safe_load(text)["packages"]
+                assert package["revision"] == release(), package
+                text = text.replace(package["git"], repository)
             steps.append(["write", file_name, text])
         else:
             expected_tables.append(text)
