@@ -5,17 +5,26 @@
     partition columns before writing, so one task writes all the open versions
     (one partition). A load of a partitioned table (cfg.partition_by) writes
     from every task instead, for its writes only: `enabled` false restores the
-    session's own setting after them. -#}
+    session's own setting after them. The statement is the adapter's
+    (write_per_task_sql): none where the platform spreads the write itself. -#}
 {% macro _write_per_task(cfg, enabled) %}
-  {%- if cfg.partition_by -%}
+  {%- set setting_sql = adapter.dispatch('write_per_task_sql', 'historize')(enabled) if cfg.partition_by else none -%}
+  {%- if setting_sql -%}
     {%- call statement('write_per_task' if enabled else 'write_as_configured') -%}
-      {%- if enabled %}
-      set spark.databricks.delta.merge.repartitionBeforeWrite.enabled = false
-      {%- else %}
-      reset spark.databricks.delta.merge.repartitionBeforeWrite.enabled
-      {%- endif %}
+      {{ setting_sql }}
     {%- endcall -%}
   {%- endif -%}
+{% endmacro %}
+
+{% macro default__write_per_task_sql(enabled) %}
+  {{ return('set spark.databricks.delta.merge.repartitionBeforeWrite.enabled = false' if enabled
+            else 'reset spark.databricks.delta.merge.repartitionBeforeWrite.enabled') }}
+{% endmacro %}
+
+{#- Databricks: a SQL warehouse refuses SET of Delta's settings, and its
+    optimized writes already spread a MERGE's output over the partitions. -#}
+{% macro databricks__write_per_task_sql(enabled) %}
+  {{ return(none) }}
 {% endmacro %}
 
 

@@ -19,10 +19,41 @@
   {%- set view = relations.change_set -%}
   {{ historize._drop_session_views([view]) }}
   {%- call statement('stage_' ~ view.identifier) -%}
-    cache lazy table {{ view }} as
-    {{ changes_sql }}
+    {{ adapter.dispatch('cache_query_sql', 'historize')(view, changes_sql) }}
   {%- endcall -%}
   {%- do relations.cached.append(view) -%}
+{% endmacro %}
+
+{% macro default__cache_query_sql(view, query_sql) %}
+    cache lazy table {{ view }} as
+    {{ query_sql }}
+{% endmacro %}
+
+{#- Databricks: a SQL warehouse has no CACHE TABLE; the session view is read
+    again by each statement, at the version of the table its query names. -#}
+{% macro databricks__cache_query_sql(view, query_sql) %}
+    create or replace temporary view {{ view }} as
+    {{ query_sql }}
+{% endmacro %}
+
+
+{#- Caches a staged view that several statements of a load read (an events
+    batch, a Fivetran batch), when the adapter has a cache (cache_view_sql). -#}
+{% macro _cache_staged(staged) %}
+  {%- set cache_sql = adapter.dispatch('cache_view_sql', 'historize')(staged) -%}
+  {%- if cache_sql -%}
+    {%- call statement('cache_' ~ staged.identifier) -%}{{ cache_sql }}{%- endcall -%}
+  {%- endif -%}
+{% endmacro %}
+
+{% macro default__cache_view_sql(view) %}
+  {{ return('cache table ' ~ view) }}
+{% endmacro %}
+
+{#- Databricks: a SQL warehouse has no CACHE TABLE; its disk cache keeps what
+    the statements read. -#}
+{% macro databricks__cache_view_sql(view) %}
+  {{ return(none) }}
 {% endmacro %}
 
 

@@ -10,6 +10,7 @@ import re
 import pytest
 import sqlfluff
 
+from historize_tools import dbt_runner as dbt
 from historize_tools import docs_sql
 
 from projects import RelationNames
@@ -148,3 +149,30 @@ def test_scd2_hist_adoption_reads_the_snapshot_once_and_orders_each_key_by_time(
                         "versions._historize_span_end as `version_ended_at`, versions._historize_state as "
                         "`version_state`, 'r2' as `load_run_id`, timestamp'2026-01-02 06:05:00.000000+00:00' as "
                         "`loaded_at` from versions")
+
+
+# The statements a load sends that differ by adapter, each rendered on its own line: the
+# setting a partitioned table's writes take, then the caches of a staged view and of a change set.
+BY_ADAPTER = (
+    "{%- set staged = api.Relation.create(identifier='customer_hist__historize_source') -%}"
+    "{%- set change_set = api.Relation.create(identifier='customer_hist__historize_changes') -%}"
+    "{{ adapter.dispatch('write_per_task_sql', 'historize')(true) }}\n"
+    "{{ adapter.dispatch('write_per_task_sql', 'historize')(false) }}\n"
+    "{{ adapter.dispatch('cache_view_sql', 'historize')(staged) }}\n"
+    "{{ adapter.dispatch('cache_query_sql', 'historize')(change_set, 'select 1 as id') | replace('\\n', ' ') }}\n")
+
+
+def test_a_load_sends_databricks_no_set_and_no_cache_a_sql_warehouse_refuses(tmp_path, names):
+    project = dbt.package_project(tmp_path, dbt.project_yml("by_adapter"))
+    (project / "models" / "by_adapter.sql").write_text(BY_ADAPTER)
+    dbt.environment()
+    dbt.run(["compile", "--no-populate-cache", "--quiet", "--select", "by_adapter"], project_dir=project)
+    compiled = (project / "target" / "compiled" / "by_adapter" / "models" / "by_adapter.sql").read_text()
+    lines = [" ".join(line.split()) for line in compiled.splitlines()]
+    staged, change_set = names.view("customer_hist__historize_source"), names.view("customer_hist__historize_changes")
+    if names.databricks:
+        assert lines == ["None", "None", "None", f"create or replace temporary view {change_set} as select 1 as id"]
+    else:
+        assert lines == ["set spark.databricks.delta.merge.repartitionBeforeWrite.enabled = false",
+                         "reset spark.databricks.delta.merge.repartitionBeforeWrite.enabled",
+                         f"cache table {staged}", f"cache lazy table {change_set} as select 1 as id"]

@@ -146,7 +146,7 @@
     Returns whether the batch holds one event per key, which
     _fivetran_history_one_event_changes_sql applies without a walk. -#}
 {% macro _fivetran_history_check_batch(cfg, staged) %}
-  {%- call statement('cache_batch') -%}cache table {{ staged }}{%- endcall -%}
+  {{ historize._cache_staged(staged) }}
   {{ historize._assert_unique_key(staged, cfg.unique_key + [cfg.valid_from], cfg.model_name,
         label='the key and ' ~ cfg.valid_from) }}
   {%- set op = historize._quote(cfg.op_column) -%}

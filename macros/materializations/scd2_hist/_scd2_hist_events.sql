@@ -250,7 +250,7 @@
   {%- endif -%}
   {#- The batch is read by the checks and the record: cached once (it may be a
       change feed, whose read costs). -#}
-  {%- call statement('cache_events') -%}cache table {{ staged }}{%- endcall -%}
+  {{ historize._cache_staged(staged) }}
   {%- set keys, sequence = cfg.unique_key, cfg.sequence_by -%}
   {%- set identity = keys + sequence -%}
   {%- set at = historize._quote(sequence[0]) -%}
