@@ -123,7 +123,9 @@
       'fivetran_history': common + adoption + ['tmax', 'unmodified_string', 'op_column'],
   } -%}
   {%- set options = options_by_kind[kind] -%}
-  {%- set given = ((model.config.meta or {}).keys() | list) + (model.config.keys() | list) -%}
+  {#- The keys the user set: in meta, and in config() or YAML (dbt's record of
+      them as written, which leaves out the defaults of dbt's own keys). -#}
+  {%- set given = ((model.config.meta or {}).keys() | list) + ((model.unrendered_config or {}).keys() | list) -%}
   {%- for key in given | map('string') | unique | sort if key not in options -%}
     {%- set takers = [] -%}
     {%- for other, other_options in options_by_kind.items() if key in other_options -%}
@@ -135,8 +137,12 @@
     {%- endif -%}
     {%- set near = [] -%}
     {%- for option in options -%}
-      {%- set edits = historize._edit_distance(key | lower, option) -%}
-      {%- if edits <= (1 if option | length <= 5 else 2) -%}{%- do near.append((edits, option)) -%}{%- endif -%}
+      {%- set allowed = 1 if option | length <= 5 else 2 -%}
+      {#- Names whose lengths differ by more are farther apart than that. -#}
+      {%- if (key | length - option | length) | abs <= allowed -%}
+        {%- set edits = historize._edit_distance(key | lower, option) -%}
+        {%- if edits <= allowed -%}{%- do near.append((edits, option)) -%}{%- endif -%}
+      {%- endif -%}
     {%- endfor -%}
     {%- if near -%}
       {{ exceptions.raise_compiler_error("historize: model " ~ model.name ~ ": unknown option '" ~ key
