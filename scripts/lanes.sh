@@ -7,7 +7,9 @@
 #   databricks  dbt-databricks 1.12.7: a user project on a databricks profile parses, the
 #               materializations' SQL renders on the databricks adapter, the generic tests
 #               and point-in-time models compile (no workspace is reached).
-# Usage: ./scripts/lanes.sh [LANE [pytest arguments]]; without a lane, both. Fails if any fails.
+#   airflow     Apache Airflow 3 with astronomer-cosmos: the example DAG (examples/airflow)
+#               run with dag.test() for two months on the embedded Spark, a killed load retried.
+# Usage: ./scripts/lanes.sh [LANE [pytest arguments]]; without a lane, all. Fails if any fails.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"   # Delta's jars, HISTORIZE_HOME, DBT_PROFILES_DIR
 cd "$HISTORIZE_HOME"
@@ -43,7 +45,9 @@ run_lane() {
     databricks)
       HISTORIZE_TARGET=databricks PYTHONPATH="$HISTORIZE_HOME" "$venv/bin/python" -m pytest -p no:cacheprovider "$@" \
         tests/unit/test_scd2_hist_sql.py tests/unit/test_statements_sql.py tests/databricks ;;
-    *) log "no lane $lane (lanes: dbt-1.12, databricks)"; return 2 ;;
+    airflow)
+      PYTHONPATH="$HISTORIZE_HOME" "$venv/bin/python" -m pytest -p no:cacheprovider "$@" tests/airflow ;;
+    *) log "no lane $lane (lanes: dbt-1.12, databricks, airflow)"; return 2 ;;
   esac
 }
 
@@ -52,7 +56,7 @@ if [ $# -gt 0 ]; then
   lane="$1"; shift
   run_lane "$lane" "$@" || status=$?
 else
-  for lane in dbt-1.12 databricks; do
+  for lane in dbt-1.12 databricks airflow; do
     if run_lane "$lane"; then printf '== lane %s: ok\n' "$lane"; else printf '== lane %s: FAILED\n' "$lane"; status=1; fi
   done
 fi
