@@ -64,7 +64,7 @@ RENDERED = {
         "{%- set cfg = historize._scd2_hist_config() -%}"
         "{%- set source = api.Relation.create(identifier=this.identifier ~ '__historize_source') -%}"
         "{{ historize._scd2_hist_merge_sql({'cfg': cfg, 'history': this, 'relations': {'staged': source}, "
-        "'columns': {'business': ['product_id', 'name', 'price']}}) }}"),
+        "'columns': {'business': ['product_id', 'name', 'price']}, 'retired_columns': []}) }}"),
     # scd_type6's dimension MERGE over its cached change set, by a run that read the
     # dimension at version 4 with 3 current rows
     "scd_type6-merge": Rendered(

@@ -143,27 +143,30 @@ THREADED_LOADS = {
 }
 
 
-def test_a_merge_reports_changed_and_deleted_keys_told_apart_by_its_commit_or_the_table(project):
+def test_a_merge_reports_changed_and_deleted_keys_from_its_own_counts(project):
     """A MERGE that both updates and inserts rows may have changed keys (one row updated, one
-    inserted each), or deleted and new ones: its commit's source rows tell them apart. When
-    the table's newest commits hold another MERGE of as many rows updated and inserted but
-    other source rows, the report counts the versions the load closed as deleted."""
+    inserted each), or deleted and new ones (a deleted key's version removed and inserted
+    closed, a new key's inserted): Delta's counts of the MERGE tell them apart, and the load
+    reads nothing after it, neither the table's commits nor its rows."""
     hist_model(project, "hist_merge", "merge")
-    statements: list[str] = []
 
-    def deleted_count(event) -> None:
-        if event.info.name == "SQLQuery" and "as deleted_keys" in event.data.sql:
-            statements.append(event.data.sql)
+    def after_its_merge(*run_args, variables):
+        """The run, and the first word of each statement the load sent after its MERGE."""
+        sent: list[str] = []
+        result = project.run(*run_args, variables=variables, callbacks=[
+            lambda event: sent.append(event.data.sql.split("*/", 1)[-1].split()[0])  # after dbt's query comment
+            if event.info.name == "SQLQuery" else None])
+        return result, sent[sent.index("merge") + 1:]
 
     load(project, [(1, "a", 1), (2, "b", 2), (3, "c", 3), (4, "d", 4)], T1, "r1")
     project.create_source("snapshot", COLUMNS, [(1, "A", 1), (2, "B", 2), (3, "c", 3), (4, "d", 4)])
-    result = project.run("run", variables=variables(T2, "r2"), callbacks=[deleted_count])
-    assert load_reports(result) == {"hist_merge": report(0, 2, 0, "merge")}  # 2 rows updated, 2 inserted, 4 source rows
-    assert statements == []
+    result, after = after_its_merge("run", variables=variables(T2, "r2"))
+    assert load_reports(result) == {"hist_merge": report(0, 2, 0, "merge")}  # 2 rows updated, 2 inserted
+    assert after == ["reset", "drop"]  # the write setting restored, the staged select's view dropped
     project.create_source("snapshot", COLUMNS, [(1, "A", 1), (2, "B", 2), (5, "e", 5), (6, "f", 6)])
-    result = project.run("run", variables=variables(T3, "r3"), callbacks=[deleted_count])
-    assert load_reports(result) == {"hist_merge": report(2, 0, 2, "merge")}  # 2 rows updated, 2 inserted, 6 source rows
-    assert len(statements) == 1
+    result, after = after_its_merge("run", variables=variables(T3, "r3"))
+    assert load_reports(result) == {"hist_merge": report(2, 0, 2, "merge")}  # 2 rows deleted, 4 inserted
+    assert after == ["reset", "drop"]
     assert project.table("hist_merge", "id, version_ended_at, version_state", ORDER) == [
         (1, T2, "changed"), (1, None, "changed"), (2, T2, "changed"), (2, None, "changed"),
         (3, T3, "deleted"), (4, T3, "deleted"), (5, None, "new"), (6, None, "new")]
@@ -240,10 +243,12 @@ def test_a_load_with_deletion_vectors_writes_only_the_rows_it_changes(project):
                   for name in ("hist_merge", "hist_marking")}
     assert properties == {"hist_merge": None, "hist_marking": "true"}
     metrics = {name: project.history(name)[0]["operationMetrics"] for name in ("hist_merge", "hist_marking")}
-    # closed: 2 (b changed, c deleted); inserted: 2 (b's new version, e)
-    assert {k: metrics["hist_marking"][k] for k in ("numTargetRowsUpdated", "numTargetRowsInserted",
+    # closed: 2 (b changed, in place; c deleted, its version removed and inserted closed);
+    # inserted: 3 (c's closed version, b's new version, e)
+    assert {k: metrics["hist_marking"][k] for k in ("numTargetRowsUpdated", "numTargetRowsDeleted", "numTargetRowsInserted",
                                                      "numTargetRowsCopied", "numOutputRows")} == {
-        "numTargetRowsUpdated": "2", "numTargetRowsInserted": "2", "numTargetRowsCopied": "0", "numOutputRows": "4"}
+        "numTargetRowsUpdated": "1", "numTargetRowsDeleted": "1", "numTargetRowsInserted": "3",
+        "numTargetRowsCopied": "0", "numOutputRows": "4"}
     assert int(metrics["hist_marking"]["numTargetDeletionVectorsAdded"]) >= 1
     assert int(metrics["hist_merge"]["numTargetRowsCopied"]) > 0
     assert metrics["hist_merge"]["numTargetDeletionVectorsAdded"] == "0"

@@ -99,6 +99,24 @@ def test_rename_add_retire_widen_and_reactivate_scd2_hist(project):
     assert (project.table("items_hist", "*", "id, version_started_at"), project.commits("items_hist")) == state
 
 
+def test_a_key_deleted_by_the_load_that_renames_and_retires_columns_keeps_its_values(project):
+    """A deleted key's version is removed and inserted closed by the MERGE: it keeps its values
+    in every column, under the names the load gave them and in the column it retired, its key,
+    and its row_hash as the load recomputed it over the select's columns."""
+    setup(project)
+    p = Decimal
+    load(project, V1, [(1, "bolt", "red", p("1.50"), "old", 10), (2, "nut", "blue", p("0.20"), "gone", 5)], T1, "r1")
+    key = project.table("items_hist", "items_hist_key", "id")[1][0]
+    load(project, V2, [(1, "bolt", "red", p("1.50"), 10, None)], T2, "r2")
+    shown = "id, title, color, price, legacy, qty, size, version_started_at, version_ended_at, version_state, load_run_id"
+    assert project.table("items_hist", shown, "id, version_started_at") == [
+        (1, "bolt", "red", p("1.50"), "old", 10, None, T1, None, "new", "r1"),
+        (2, "nut", "blue", p("0.20"), "gone", 5, None, T1, T2, "deleted", "r2"),
+    ]
+    assert project.table("items_hist", "items_hist_key, row_hash", "id")[1] == (
+        key, row_hash({"title": "nut", "color": "blue", "price": "0.20", "qty": "5", "size": None}))
+
+
 def test_bad_schema_changes_fail_and_change_nothing(project):
     setup(project)
     first = "id int, name string, title string, legacy string, qty int"

@@ -22,7 +22,7 @@ RENDERERS = {
     "hash_key": "{{ historize.hash_key(['region', 'id', \"timestamp'2026-01-01 00:00:00+00:00'\"]) }}",
     "changes": "{{ historize._scd2_hist_changes_sql(cfg, this, api.Relation.create(identifier='src'), ['region', 'id', 'name']) }}",
     "merge": ("{{ historize._scd2_hist_merge_sql({'cfg': cfg, 'history': this, "
-              "'relations': {'staged': api.Relation.create(identifier='pending')}, 'columns': {'business': ['region', 'id', 'name']}}) }}"),
+              "'relations': {'staged': api.Relation.create(identifier='pending')}, 'columns': {'business': ['region', 'id', 'name']}, 'retired_columns': ['retired']}) }}"),
     "close_changed": ("{{ historize._scd2_hist_step_sql('close_changed', cfg, this, api.Relation.create(identifier='pending'), "
                       "['region', 'id', 'name'], historize._unchanged_since(none, cfg)) }}"),
     "close_deleted": ("{{ historize._scd2_hist_step_sql('close_deleted', cfg, this, api.Relation.create(identifier='pending'), "
@@ -33,7 +33,7 @@ RENDERERS = {
                    "['region', 'id', 'name'], historize._unchanged_since(none, cfg)) }}"),
     "plan": "{{ historize._scd2_hist_plan_sql(cfg, this, api.Relation.create(identifier='pending')) }}",
     "checked_merge": ("{{ historize._scd2_hist_merge_sql({'cfg': cfg, 'history': this, "
-                      "'relations': {'staged': api.Relation.create(identifier='src')}, 'columns': {'business': ['region', 'id', 'name']}}) }}"),
+                      "'relations': {'staged': api.Relation.create(identifier='src')}, 'columns': {'business': ['region', 'id', 'name']}, 'retired_columns': ['retired']}) }}"),
 }
 # (old type, new type, whether Delta's type widening applies it in place)
 WIDENINGS = [
@@ -98,12 +98,23 @@ def test_merge_applies_all_four_effects_in_one_statement(rendered):
             f"and (hist.`version_ended_at` is null or hist.`version_ended_at` = {AT}) "
             "and (hist.`version_ended_at` is null) = chg._historize_has_open") in sql
     assert "when matched and chg._historize_action = 'changed' then update set `version_ended_at` = " + AT in sql
-    assert "when matched and chg._historize_action = 'deleted' then update set" in sql
+    assert "when matched and chg._historize_action = 'deleted' then delete" in sql
     assert ("when not matched and chg._historize_role = 'insert' then insert "
             "( `merge_key`, `region`, `id`, `name`, `row_hash`, `version_started_at`, `version_ended_at`, "
             "`version_state`, `load_run_id`, `loaded_at` ) values ( unhex(left(sha2(") in sql
+    # a deleted key's version, removed, is inserted closed: every column of the table, the
+    # retired ones too, from its open version
+    assert ("named_struct( 'merge_key', `merge_key`, 'region', `region`, 'id', `id`, 'name', `name`, "
+            "'retired', `retired`, 'row_hash', `row_hash`, 'version_started_at', `version_started_at` ) "
+            "as _historize_open_version") in sql
+    assert ("when not matched and chg._historize_role = 'closed_copy' then insert "
+            "( `merge_key`, `region`, `id`, `name`, `retired`, `row_hash`, `version_started_at`, `version_ended_at`, "
+            "`version_state`, `load_run_id`, `loaded_at` ) values ( chg._historize_open_version.`merge_key`, "
+            "chg._historize_open_version.`region`, chg._historize_open_version.`id`, chg._historize_open_version.`name`, "
+            "chg._historize_open_version.`retired`, chg._historize_open_version.`row_hash`, "
+            f"chg._historize_open_version.`version_started_at`, {AT}, 'deleted', ") in sql
     assert "when _historize_action = 'changed' then array('update', 'insert')" in sql
-    assert "when _historize_action = 'deleted' then array('update', 'counted')" in sql
+    assert "when _historize_action = 'deleted' then array('update', 'closed_copy')" in sql
 
 
 def test_ordered_steps_close_with_merge_and_insert_with_explicit_columns(rendered, names):

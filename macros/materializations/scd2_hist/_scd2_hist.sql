@@ -150,8 +150,11 @@
     carries the guard's count of open versions, `_historize_scope_rows`, from
     the same query: a commit between the version read and the change set is
     then seen by the guard as a row committed after that version, or, if it
-    only removed open versions, in both the change set and the count. -#}
-{% macro _scd2_hist_changes_sql(cfg, history, staged, business_columns, scope_rows=true) %}
+    only removed open versions, in both the change set and the count. With
+    `open_version_columns`, a deleted key's row carries its open version's
+    columns of that list as the struct `_historize_open_version`, from which
+    the load writes the version closed. -#}
+{% macro _scd2_hist_changes_sql(cfg, history, staged, business_columns, scope_rows=true, open_version_columns=none) %}
   {%- set keys = cfg.unique_key -%}
   {%- set first_key = keys[0] -%}
     with keyed_source as (
@@ -165,6 +168,13 @@
     open_versions as (
         select
             {{ historize._column_list(keys + [cfg.hash_column, cfg.valid_from], lines=true) }}
+            {%- if open_version_columns %},
+            named_struct(
+                {%- for name in open_version_columns %}
+                {{ historize._string_literal(name) }}, {{ historize._quote(name) }}{{ ',' if not loop.last }}
+                {%- endfor %}
+            ) as _historize_open_version
+            {%- endif %}
         from {{ history }}
         where {{ historize._quote(cfg.valid_to) }} is null
     ),
@@ -190,6 +200,9 @@
             end as _historize_action,
             {{ historize._quote(first_key, 'open_versions') }} is not null as _historize_has_open,
             {{ historize._quote(cfg.valid_from, 'open_versions') }} as _historize_open_started_at,
+            {%- if open_version_columns %}
+            case when src._historize_in_source is null then open_versions._historize_open_version end as _historize_open_version,
+            {%- endif %}
             src._historize_occurrences
         from keyed_source as src
         full outer join open_versions
@@ -267,7 +280,17 @@
         hash_sql=none if columns.has_row_hash else historize.row_hash(columns.attributes),
         current_rows=historize._quote(cfg.valid_to) ~ ' is null') }}
   {%- endif -%}
-  {%- do load.update({'timeline': historize._load_timeline(cfg, load.history, load.ledger) if load.ledger else none}) -%}
+  {#- The table's columns that the select no longer holds (retired), as they are
+      named once the table is in line. -#}
+  {%- set renamed = {} -%}
+  {%- for old, new in table_sync.plan.renamed -%}{%- do renamed.update({old: new}) -%}{%- endfor -%}
+  {%- set held = [cfg.version_key] + columns.business + cfg.technical_columns -%}
+  {%- set retired_columns = [] -%}
+  {%- for name in table_sync.state.order if renamed.get(name, name) not in held -%}
+    {%- do retired_columns.append(renamed.get(name, name)) -%}
+  {%- endfor -%}
+  {%- do load.update({'timeline': historize._load_timeline(cfg, load.history, load.ledger) if load.ledger else none,
+                      'retired_columns': retired_columns}) -%}
 {% endmacro %}
 
 

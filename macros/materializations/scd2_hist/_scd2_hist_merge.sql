@@ -5,25 +5,31 @@
     is read before it. -#}
 
 {#- That MERGE, all four effects in one commit. Its source:
-      historize_changes  the change set of the staged select (_scd2_hist_changes_sql)
+      historize_changes  the change set of the staged select (_scd2_hist_changes_sql),
+                         a deleted key's row with its open version's columns
       historize_checks   one row whose `_historize_checked` is true, or raises the
                          first failing check's refusal before Delta writes anything
                          (_scd2_hist_checks_sql)
     then each change row once per role: `update` (its merge keys are the key,
-    so it matches the key's open version and closes it), `insert` (its merge
-    keys are NULL, which never match, so it inserts the new version) and, for a
-    deleted key, `counted`, which writes nothing: Delta's count of the MERGE's
-    source rows in its commit then tells deleted keys from changed ones. A
-    changed key with no open version (closed as changed at this load_timestamp
-    by a run of strategy 'ordered' that stopped) is closed again, its row
-    matching that closed version. A row that would close an open version begun
-    at this load_timestamp (a rerun over other data) raises the refusal naming
-    its key, once the checks passed: the change set carries each key's open
+    so it matches the key's open version), `insert` (its merge keys are NULL,
+    which never match, so it inserts the new version) and `closed_copy`. A
+    changed key's `update` closes its open version in place; a deleted key's
+    removes it, and its `closed_copy` inserts that version closed. So Delta's
+    own counts of the MERGE tell each action apart: rows updated are the
+    changed keys, rows deleted the deleted keys. A changed key with no open
+    version (closed as changed at this load_timestamp by a run of strategy
+    'ordered' that stopped) is closed again, its row matching that closed
+    version. A row that would close an open version begun at this
+    load_timestamp (a rerun over other data) raises the refusal naming its
+    key, once the checks passed: the change set carries each key's open
     version, so that refusal reads no table of its own. -#}
 {% macro _scd2_hist_merge_sql(load) %}
   {%- set cfg, history, business_columns = load.cfg, load.history, load.columns.business -%}
   {%- set valid_to = historize._quote(cfg.valid_to, 'hist') -%}
   {%- set key_names = historize._change_set_key_names(cfg.unique_key) -%}
+  {%- set closing = [cfg.valid_to, cfg.state, cfg.load_run_id, cfg.loaded_at] -%}
+  {%- set copied_columns = [cfg.version_key] + business_columns + load.retired_columns
+        + cfg.technical_columns | reject('in', closing) | list -%}
   {%- set key_text = [] -%}
   {%- for name in key_names -%}
     {%- do key_text.append('cast(chg.' ~ historize._quote(name) ~ ' as string)') -%}
@@ -31,7 +37,8 @@
     merge into {{ history }} as hist
     using (
         with historize_changes as (
-            {{ historize._scd2_hist_changes_sql(cfg, history, load.relations.staged, business_columns, scope_rows=false) | indent(8) }}
+            {{ historize._scd2_hist_changes_sql(cfg, history, load.relations.staged, business_columns, scope_rows=false,
+                open_version_columns=copied_columns) | indent(8) }}
         ),
 
         historize_checks as (
@@ -50,7 +57,7 @@
         lateral view explode(
             case
                 when _historize_action = 'changed' then array('update', 'insert')
-                when _historize_action = 'deleted' then array('update', 'counted')
+                when _historize_action = 'deleted' then array('update', 'closed_copy')
                 else array('insert')
             end
         ) roles as _historize_role
@@ -68,56 +75,34 @@
         and ({{ valid_to }} is null) = chg._historize_has_open
     when matched and chg._historize_action = 'changed' then update set
         {{ historize._scd2_hist_close_assignments(cfg, 'changed') | indent(4) }}
-    when matched and chg._historize_action = 'deleted' then update set
-        {{ historize._scd2_hist_close_assignments(cfg, 'deleted') | indent(4) }}
+    when matched and chg._historize_action = 'deleted' then delete
     when not matched and chg._historize_role = 'insert' then insert (
         {{ historize._column_list(historize._scd2_hist_table_columns(cfg, business_columns)) }}
     ) values (
         {{ historize._scd2_hist_new_version_values(cfg, business_columns, 'chg', 'chg._historize_action') | join(',\n        ') }}
     )
+    when not matched and chg._historize_role = 'closed_copy' then insert (
+        {{ historize._column_list(copied_columns + closing) }}
+    ) values (
+        {%- for name in copied_columns %}
+        chg._historize_open_version.{{ historize._quote(name) }},
+        {%- endfor %}
+        {{ historize.load_timestamp_sql() }},
+        'deleted',
+        {{ historize._string_literal(historize.load_run_id()) }},
+        {{ historize._utc_literal(run_started_at) }}
+    )
 {% endmacro %}
 
 
 {#- The keys by action from Delta's counts of that MERGE: each changed key
-    updated one row and inserted one, each new key inserted one, each deleted
-    key updated one. When it both updated and inserted rows, how many keys
-    were deleted is told by its commit's source rows (_scd2_hist_merged_deletes). -#}
+    updated one row and inserted one, each deleted key deleted one and
+    inserted one, each new key inserted one. -#}
 {% macro _scd2_hist_merge_result(load, result) %}
   {%- set merged = historize._merge_result(result) -%}
-  {%- set deleted = historize._scd2_hist_merged_deletes(load.cfg, load.history, merged)
-        if merged.updated > 0 and merged.inserted > 0 else merged.updated -%}
-  {%- set changed = merged.updated - deleted -%}
-  {{ return({'new': merged.inserted - changed, 'changed': changed, 'deleted': deleted,
-             'written': merged.inserted + deleted, 'detail': 'merge'}) }}
-{% endmacro %}
-
-
-{#- How many keys that MERGE closed as deleted: its source rows beyond those
-    updated and inserted (each deleted key's `counted` row writes nothing),
-    from the operation metrics of its commit among the table's newest ten.
-    Any of them that updated and inserted as many rows may be it; when they
-    differ in source rows, the table says: the versions this run closed as
-    deleted at load_timestamp. -#}
-{% macro _scd2_hist_merged_deletes(cfg, history, merged) %}
-  {%- set source_rows = [] -%}
-  {%- for commit in run_query('describe history ' ~ history ~ ' limit 10').rows if commit['operation'] == 'MERGE' -%}
-    {%- set listed = commit['operationMetrics'] -%}
-    {%- set metrics = listed if listed is mapping else fromjson(listed) -%}
-    {%- if metrics['numTargetRowsUpdated'] | int == merged.updated and metrics['numTargetRowsInserted'] | int == merged.inserted -%}
-      {%- do source_rows.append(metrics['numSourceRows'] | int) -%}
-    {%- endif -%}
-  {%- endfor -%}
-  {%- if source_rows | unique | list | length == 1 -%}
-    {{ return(source_rows[0] - merged.inserted - merged.updated) }}
-  {%- endif -%}
-  {%- set deleted_sql -%}
-    select count(*) as deleted_keys
-    from {{ history }} as hist
-    where {{ historize._quote(cfg.valid_to, 'hist') }} = {{ historize.load_timestamp_sql() }}
-        and {{ historize._quote(cfg.state, 'hist') }} = 'deleted'
-        and {{ historize._quote(cfg.load_run_id, 'hist') }} = {{ historize._string_literal(historize.load_run_id()) }}
-  {%- endset -%}
-  {{ return(run_query(deleted_sql).rows[0]['deleted_keys'] | int) }}
+  {%- set changed, deleted = merged.updated, merged.deleted -%}
+  {{ return({'new': merged.inserted - changed - deleted, 'changed': changed, 'deleted': deleted,
+             'written': merged.inserted, 'detail': 'merge'}) }}
 {% endmacro %}
 
 
