@@ -19,7 +19,10 @@
       deleted_sql                   predicate: the version ended because its key was deleted;
                                     it may use the _historize_* columns of _history_versions_sql
                                     (Fivetran's tables record a delete only as a gap after it)
-      version_column                a 1, 2, 3 ... column, or none -#}
+      version_column                a 1, 2, 3 ... column, or none
+      history_columns               the columns the kind's materialization writes beside the
+                                    select's and the version key (`<table>_key`), as its config
+                                    macro names them; none for a table of no known kind -#}
 {% macro _history_conventions(relation, used_by, unique_key=none, valid_from=none, valid_to=none, open_when=none,
                               interval=none, step=none, deleted_when=none, version_column=none, alias='v',
                               needs_key=true) %}
@@ -31,21 +34,24 @@
   {%- if kind == 'scd2_hist' -%}
     {%- set defaults = {'valid_from': 'version_started_at', 'valid_to': 'version_ended_at',
         'open_when': q ~ 'version_ended_at is null', 'interval': 'half_open',
-        'deleted_when': q ~ "version_state = 'deleted'", 'version_column': none} -%}
+        'deleted_when': q ~ "version_state = 'deleted'", 'version_column': none,
+        'history_columns': ['row_hash', 'version_started_at', 'version_ended_at', 'version_state', 'load_run_id',
+                            'loaded_at']} -%}
   {%- elif kind == 'scd_type6' -%}
     {%- set defaults = {'valid_from': 'effective_from', 'valid_to': 'effective_to',
         'open_when': q ~ 'current_flag', 'interval': 'half_open',
         'deleted_when': q ~ "change_reason = 'deleted_in_source'",
-        'version_column': 'version' if 'version' in names else none} -%}
+        'version_column': 'version' if 'version' in names else none,
+        'history_columns': ['effective_from', 'effective_to', 'current_flag', 'version', 'change_reason', '_hash']} -%}
   {%- elif kind == 'fivetran_history' -%}
     {%- set defaults = {'valid_from': '_fivetran_start', 'valid_to': '_fivetran_end',
         'open_when': q ~ '_fivetran_active', 'interval': 'closed',
         'deleted_when': 'not ' ~ q ~ '_historize_is_open and (' ~ q ~ '_historize_next_from is null or '
             ~ q ~ '_historize_next_from <> ' ~ q ~ '_historize_valid_to + interval 1 millisecond)',
-        'version_column': none} -%}
+        'version_column': none, 'history_columns': ['_fivetran_start', '_fivetran_end', '_fivetran_active', '_fivetran_synced']} -%}
   {%- else -%}
     {%- set defaults = {'valid_from': none, 'valid_to': none, 'open_when': none,
-        'interval': 'half_open', 'deleted_when': 'false', 'version_column': none} -%}
+        'interval': 'half_open', 'deleted_when': 'false', 'version_column': none, 'history_columns': none} -%}
   {%- endif -%}
   {%- set valid_from = valid_from or recorded.get('historize.valid_from') or defaults.valid_from -%}
   {%- set valid_to = valid_to or recorded.get('historize.valid_to') or defaults.valid_to -%}
@@ -86,6 +92,7 @@
       'step': step or ('interval 1 millisecond' if interval == 'closed' else 'interval 0 seconds'),
       'deleted_sql': deleted_when or defaults.deleted_when,
       'version_column': version_column or defaults.version_column,
+      'history_columns': defaults.history_columns,
   }) }}
 {% endmacro %}
 

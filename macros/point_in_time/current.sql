@@ -14,18 +14,8 @@
   {%- if not execute -%}
     {{ return('select * from ' ~ relation) }}
   {%- endif -%}
-  {#- The columns each materialization writes beside the select's, as its
-      config macro names them; the version key is `<table name>_key`. -#}
-  {%- set history_columns = {
-      'scd2_hist': ['row_hash', 'version_started_at', 'version_ended_at', 'version_state', 'load_run_id', 'loaded_at'],
-      'scd_type6': ['effective_from', 'effective_to', 'current_flag', 'version', 'change_reason', '_hash'],
-      'fivetran_history': ['_fivetran_start', '_fivetran_end', '_fivetran_active', '_fivetran_synced'],
-  } -%}
-  {%- if conv.kind not in history_columns -%}
-    {{ exceptions.raise_compiler_error("historize: current: " ~ relation ~ " is not a historize table (it records no "
-        ~ "historize.kind and its columns are " ~ conv.columns | join(', ') ~ ")") }}
-  {%- endif -%}
-  {%- set hidden = history_columns[conv.kind] + [(relation.identifier | lower) ~ '_key'] -%}
+  {#- A table of no known kind was refused by _history_conventions, which names its columns. -#}
+  {%- set hidden = conv.history_columns + [(relation.identifier | lower) ~ '_key'] -%}
     select {{ historize._column_list(conv.columns | reject('in', hidden) | list, 'v') }}
     from {{ relation }} as v
     where {{ conv.open_sql }}

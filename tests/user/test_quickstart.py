@@ -49,9 +49,10 @@ def pinned(requirement: str) -> str:
 
 
 def release() -> str:
-    """The version dbt_project.yml gives, which CHANGELOG.md's newest entry must name."""
+    """The version dbt_project.yml gives, which CHANGELOG.md's newest release must name (the
+    changes since it stand under `## Unreleased`)."""
     version = yaml.safe_load((dbt.ROOT / "dbt_project.yml").read_text())["version"]
-    newest = re.search(r"^## (\S+)", (dbt.ROOT / "CHANGELOG.md").read_text(), flags=re.M).group(1)
+    newest = re.search(r"^## (?!Unreleased$)(\S+)", (dbt.ROOT / "CHANGELOG.md").read_text(), flags=re.M).group(1)
     assert newest == version, (newest, version)
     return version
 
