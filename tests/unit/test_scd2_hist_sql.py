@@ -163,14 +163,20 @@ def test_merge_strategy_computes_checks_and_writes_the_change_set_in_one_stateme
     assert sql.count("merge into") == 1
     # the checks read the select and the table, never the change set (Spark would compute it again)
     assert sql.count("from historize_changes") == 1
-    assert "historize_checks as ( select case when invalid_keys.null_key_rows > 0 then raise_error(" in sql
-    assert ("select src.`region` as `_historize_key_0`, src.`id` as `_historize_key_1`, count(*) as _historize_occurrences "
-            f"from {names.view('src')} as src group by src.`region`, src.`id`") in sql
+    assert "historize_checks as ( select case when load_facts.null_key_rows > 0 then raise_error(" in sql
+    # one aggregate over the select's keys and the table's newest instants (one stage, not one each)
+    assert ("select src.`region` as `_historize_key_0`, src.`id` as `_historize_key_1`, count(*) as _historize_occurrences, "
+            "true as in_select, cast(null as timestamp) as version_instant "
+            f"from {names.view('src')} as src group by src.`region`, src.`id` "
+            "union all select null, null, null, false, coalesce(hist.`version_ended_at`, hist.`version_started_at`) "
+            f"from {names.table('checked_merge')} as hist "
+            f"where hist.`version_ended_at` is null or hist.`version_ended_at` > {AT} ) as keys_and_versions ) as load_facts") in sql
+    assert "max(version_instant) as newest_timestamp" in sql
     assert ("raise_error(concat('historize: model checked_merge: unique_key (region, id) is duplicated for ', "
-            "cast(size(invalid_keys.duplicated_keys) as string), ' key(s) in the select, e.g. ', ") in sql
+            "cast(size(load_facts.duplicated_keys) as string), ' key(s) in the select, e.g. ', ") in sql
     assert ("'example', concat('(', concat_ws(', ', cast(`_historize_key_0` as string), "
             "cast(`_historize_key_1` as string)), ') x', cast(_historize_occurrences as string)))") in sql
-    assert (f"when newest.newest_timestamp > {AT} then raise_error(concat('historize: model checked_merge: "
+    assert (f"when load_facts.newest_timestamp > {AT} then raise_error(concat('historize: model checked_merge: "
             "load_timestamp 2026-01-01 06:00:00.000000 is older than ', ") in sql
     # a rerun's conflict: a row of the change set that would close an open version begun at this
     # load_timestamp raises, once the checks' row (computed first, for the join) passed
