@@ -16,12 +16,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from sqlfluff.core import FluffConfig, Linter
 
 from historize_tools import cluster, demo
 from historize_tools import dbt_runner as dbt
 
 from projects import DEMO_TABLES, on_cluster
+from sql_lint import lint
 
 SCHEMA = "tdemo"
 HISTORY_MODELS = ("rc_aw_product_hist", "fivetran_orders_history", "dim_program", "dim_player")
@@ -29,12 +29,6 @@ HISTORY_MODELS = ("rc_aw_product_hist", "fivetran_orders_history", "dim_program"
 # and the session settings around a write (Spark's configuration keys are case-sensitive).
 NOT_GENERATED = ("describe table extended", "show table extended", "show tblproperties", "describe history",
                  "set spark.", "reset spark.")
-# Rules the SQL historize generates (materializations, compiled invariant tests)
-# breaks on purpose, on top of the project's exclusions.
-GENERATED_SQL_EXCLUDED = {
-    "RF06": "every identifier is quoted, so that any column name works",
-    "ST05": "MERGE sources and plan queries are subqueries: Spark does not substitute a cached view read in a CTE",
-}
 
 
 class KillServerAfter:
@@ -125,17 +119,6 @@ def with_ledger_row(tables: str, replacement: tuple) -> str:
 def test_demo_loads_raise_no_deprecation_warning(demo_run):
     assert demo_run.recorder.statements, "the recorder saw no statement: it records nothing"
     assert demo_run.recorder.warnings == []
-
-
-def lint(sql: str, generated: bool = False) -> list[str]:
-    """sqlfluff's violations of one statement, with the project's rules."""
-    overrides = {"templater": "raw", "dialect": "sparksql"}
-    if generated:
-        excluded = FluffConfig.from_path(str(dbt.ROOT)).get("exclude_rules")
-        overrides["exclude_rules"] = ",".join([excluded, *GENERATED_SQL_EXCLUDED])
-    config = FluffConfig.from_path(str(dbt.ROOT), overrides=overrides)
-    found = Linter(config=config).lint_string(sql).get_violations()
-    return [f"{v.rule_code()} line {v.line_no}: {v.desc()}" for v in found]
 
 
 def generated_statements(recorder: dbt.EventRecorder) -> dict[str, str]:

@@ -168,7 +168,8 @@ def test_merge_strategy_computes_checks_and_writes_the_change_set_in_one_stateme
     assert ("select src.`region` as `_historize_key_0`, src.`id` as `_historize_key_1`, count(*) as _historize_occurrences, "
             "true as in_select, cast(null as timestamp) as version_instant "
             f"from {names.view('src')} as src group by src.`region`, src.`id` "
-            "union all select null, null, null, false, coalesce(hist.`version_ended_at`, hist.`version_started_at`) "
+            "union all select null as `_historize_key_0`, null as `_historize_key_1`, null as _historize_occurrences, "
+            "false as in_select, coalesce(hist.`version_ended_at`, hist.`version_started_at`) as version_instant "
             f"from {names.table('checked_merge')} as hist "
             f"where hist.`version_ended_at` is null or hist.`version_ended_at` > {AT} ) as keys_and_versions ) as load_facts") in sql
     assert "max(version_instant) as newest_timestamp" in sql

@@ -114,7 +114,7 @@
 
     first_checks as (
         select
-            adopted_rows.*,
+            *,
             case
                 when _historize_deletion and ({{ historize._column_list(keys, suffix=' is null', separator=' or ') }})
                     then 'keyless_deletion_record'
@@ -136,7 +136,7 @@
         so that Spark shuffles the table once. #}
     classified as (
         select
-            first_checks.*,
+            *,
             coalesce(_historize_first_defect, case
                 when lag(coalesce(_historize_ended_at, timestamp'9999-12-31 23:59:59')) over by_time > _historize_started_at
                     then 'overlapping_versions'
@@ -153,7 +153,7 @@
     {#- The rows kept, each with the unchanged versions after it (`_historize_run`). #}
     kept as (
         select
-            classified.*,
+            *,
             count_if(_historize_defect is null) over (
                 partition by {{ by_key }} order by {{ in_time }} rows between unbounded preceding and current row) as _historize_run
         from classified
@@ -162,7 +162,7 @@
 
     spans as (
         select
-            kept.*,
+            *,
             last_value(_historize_ended_at) over (
                 partition by {{ by_key }}, _historize_run order by {{ in_time }}
                 rows between unbounded preceding and unbounded following) as _historize_span_end
@@ -171,7 +171,7 @@
 
     neighbours as (
         select
-            spans.*,
+            *,
             lead(_historize_started_at) over by_time as _historize_next_start,
             lead(_historize_deletion) over by_time as _historize_next_deletion,
             lag(_historize_span_end) over by_time as _historize_previous_span_end,
@@ -183,7 +183,7 @@
 
     versions as (
         select
-            neighbours.*,
+            *,
             case
                 when _historize_span_end is not null then
                     case when _historize_next_start = _historize_span_end and not _historize_next_deletion then 'changed' else 'deleted' end

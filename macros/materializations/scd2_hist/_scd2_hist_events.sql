@@ -538,9 +538,12 @@
             select
                 at_instant.*,
                 {%- if attributes %}
+                {#- the formats the images were written with; single quotes, as
+                    every string here (a double-quoted one is an identifier under
+                    spark.sql.ansi.doubleQuotedIdentifiers) #}
                 from_json(at_instant._historize_image, {{ historize._string_literal(schema | join(', ')) }},
-                    map('timestampFormat', 'yyyy-MM-dd\'T\'HH:mm:ss.SSSSSSXXX',
-                        'timestampNTZFormat', 'yyyy-MM-dd\'T\'HH:mm:ss.SSSSSS')) as _historize_parsed
+                    map('timestampFormat', 'yyyy-MM-dd\'T\'HH:mm:ss.SSSSSSXXX', -- noqa: CV10
+                        'timestampNTZFormat', 'yyyy-MM-dd\'T\'HH:mm:ss.SSSSSS')) as _historize_parsed -- noqa: CV10
                 {%- else %}
                 cast(null as string) as _historize_parsed
                 {%- endif %}
@@ -553,7 +556,7 @@
         select *
         from (
             select
-                states.*,
+                *,
                 lag(_historize_state) over ({{ by_key }}) as _historize_state_before
             from states
         ) as stepped
@@ -562,7 +565,7 @@
 
     versions as (
         select
-            state_changes.*,
+            *,
             lead(_historize_at) over ({{ by_key }}) as _historize_ended_at,
             lead(_historize_state) over ({{ by_key }}) as _historize_state_after
         from state_changes

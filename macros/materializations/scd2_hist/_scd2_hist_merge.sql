@@ -163,11 +163,11 @@
             union all
             select
                 {%- for name in keys %}
-                null,
+                null as {{ key_names[loop.index0] }},
                 {%- endfor %}
-                null,
-                false,
-                coalesce({{ valid_to }}, {{ historize._quote(cfg.valid_from, 'hist') }})
+                null as _historize_occurrences,
+                false as in_select,
+                coalesce({{ valid_to }}, {{ historize._quote(cfg.valid_from, 'hist') }}) as version_instant
             from {{ history }} as hist
             where {{ valid_to }} is null or {{ valid_to }} > {{ historize.load_timestamp_sql() }}
         ) as keys_and_versions
