@@ -5,57 +5,21 @@
 
   {#- A dimension that does not exist yet may be a renamed one (with its audit). -#}
   {%- set relations = historize._history_relations(cfg) -%}
-  {%- set target_relation, existing_relation, staged_view, change_set_view, found = relations.history, relations.existing,
-        relations.staged, relations.change_set, relations.found -%}
+  {%- set target_relation, existing_relation, staged_view, change_set_view = relations.history, relations.existing,
+        relations.staged, relations.change_set -%}
   {%- set audit_relation = this.incorporate(path={'identifier': this.identifier ~ '_audit'}, type='table') -%}
   {%- set existing_audit = load_cached_relation(audit_relation) if cfg.audit else none -%}
   {{ historize._assert_delta_table(existing_audit, cfg.model_name) }}
   {%- set former_audit = historize._scd_type6_former_audit(cfg, audit_relation) if cfg.audit and existing_audit is none else none -%}
+  {%- set audit = {'relation': audit_relation, 'existing': existing_audit, 'former': former_audit} -%}
 
   {{ run_hooks(pre_hooks) }}
 
   {%- set select_columns = historize._stage_select(staged_view, sql) -%}
   {%- set columns = historize._scd_type6_columns(cfg, select_columns) -%}
-  {%- if found.relation is not none -%}
-    {%- set table_sync = historize._plan_table_sync(cfg, found,
-          historize._columns_named(select_columns, cfg.unique_key + columns.attributes),
-          [cfg.version_key] + cfg.type3.values() | list + cfg.technical_columns) -%}
-  {%- endif -%}
-  {#- Keys are checked with the change set below (one read of the select),
-      unless a table must be created or changed first. -#}
-  {%- if found.relation is none or table_sync.alters_table or (cfg.audit and existing_audit is none) -%}
-    {{ historize._assert_unique_key(staged_view, cfg.unique_key, cfg.model_name) }}
-  {%- endif -%}
-  {%- if found.relation is none -%}
-    {%- call statement('create_' ~ target_relation.identifier) -%}
-      {{ historize._create_history_table_sql(target_relation, historize._history_properties(cfg),
-          columns=columns.table_types) }}
-    {%- endcall -%}
-    {%- do adapter.cache_added(target_relation) -%}
-  {%- else -%}
-    {#- Its audit's version keys compact before the dimension's, so that a run killed
-        between the two finds the dimension's still to do, and the audit checked again. -#}
-    {%- if table_sync.plan.reformat and existing_audit is not none -%}
-      {{ historize._scd_type6_sync_audit(cfg, audit_relation) }}
-    {%- endif -%}
-    {%- if table_sync.alters_table or table_sync.plan.rehash -%}
-      {{ historize._sync_history_table(cfg, found, target_relation, table_sync,
-          (cfg.type3.values() | list + cfg.technical_columns)[0],
-          hash_sql=historize.row_hash(columns.type2), current_rows=historize._quote(cfg.current_flag)) }}
-    {%- endif -%}
-  {%- endif -%}
-  {%- if former_audit is not none -%}
-    {{ historize._rename_table(former_audit, audit_relation, cfg.model_name) }}
-  {%- elif cfg.audit and existing_audit is none -%}
-    {%- call statement('create_' ~ audit_relation.identifier) -%}
-      {{ historize._create_history_table_sql(audit_relation, cfg.audit_properties,
-          columns=columns.audit_types, for_model=false) }}
-    {%- endcall -%}
-    {%- do adapter.cache_added(audit_relation) -%}
-  {%- endif -%}
-  {%- if cfg.audit and cfg.former_names and (existing_audit is not none or former_audit is not none) -%}
-    {{ historize._scd_type6_sync_audit(cfg, audit_relation) }}
-  {%- endif -%}
+  {#- The dimension and its audit made ready: created, renamed with a former name, or
+      brought in line with the select. -#}
+  {{ historize._scd_type6_ready_tables(cfg, relations, audit, select_columns, columns) }}
 
   {#- Both writes fail if another run writes the dimension after this read. -#}
   {%- set current_rows = historize._quote(cfg.current_flag, 'guarded') -%}
@@ -103,6 +67,53 @@
 
   {{ return({'relations': [target_relation] + ([audit_relation] if cfg.audit else [])}) }}
 {% endmaterialization %}
+
+
+{#- The dimension and its audit made ready before its load: the dimension created, or
+    its columns and version keys brought in line with the select; the audit created,
+    renamed along with a former name, or its version key columns following the
+    dimension's. Keys are checked here when a table is created or changed first;
+    otherwise the change set checks them, in its one read of the select. -#}
+{% macro _scd_type6_ready_tables(cfg, relations, audit, select_columns, columns) %}
+  {%- if relations.found.relation is not none -%}
+    {%- set table_sync = historize._plan_table_sync(cfg, relations.found,
+          historize._columns_named(select_columns, cfg.unique_key + columns.attributes),
+          [cfg.version_key] + cfg.type3.values() | list + cfg.technical_columns) -%}
+  {%- endif -%}
+  {%- if relations.found.relation is none or table_sync.alters_table or (cfg.audit and audit.existing is none) -%}
+    {{ historize._assert_unique_key(relations.staged, cfg.unique_key, cfg.model_name) }}
+  {%- endif -%}
+  {%- if relations.found.relation is none -%}
+    {%- call statement('create_' ~ relations.history.identifier) -%}
+      {{ historize._create_history_table_sql(relations.history, historize._history_properties(cfg),
+          columns=columns.table_types) }}
+    {%- endcall -%}
+    {%- do adapter.cache_added(relations.history) -%}
+  {%- else -%}
+    {#- Its audit's version keys compact before the dimension's, so that a run killed
+        between the two finds the dimension's still to do, and the audit checked again. -#}
+    {%- if table_sync.plan.reformat and audit.existing is not none -%}
+      {{ historize._scd_type6_sync_audit(cfg, audit.relation) }}
+    {%- endif -%}
+    {%- if table_sync.alters_table or table_sync.plan.rehash -%}
+      {{ historize._sync_history_table(cfg, relations.found, relations.history, table_sync,
+          (cfg.type3.values() | list + cfg.technical_columns)[0],
+          hash_sql=historize.row_hash(columns.type2), current_rows=historize._quote(cfg.current_flag)) }}
+    {%- endif -%}
+  {%- endif -%}
+  {%- if audit.former is not none -%}
+    {{ historize._rename_table(audit.former, audit.relation, cfg.model_name) }}
+  {%- elif cfg.audit and audit.existing is none -%}
+    {%- call statement('create_' ~ audit.relation.identifier) -%}
+      {{ historize._create_history_table_sql(audit.relation, cfg.audit_properties,
+          columns=columns.audit_types, for_model=false) }}
+    {%- endcall -%}
+    {%- do adapter.cache_added(audit.relation) -%}
+  {%- endif -%}
+  {%- if cfg.audit and cfg.former_names and (audit.existing is not none or audit.former is not none) -%}
+    {{ historize._scd_type6_sync_audit(cfg, audit.relation) }}
+  {%- endif -%}
+{% endmacro %}
 
 
 {#- The audit table of a former name of the model, when this model's audit
