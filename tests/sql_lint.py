@@ -16,9 +16,10 @@ GENERATED_SQL_EXCLUDED = {
 
 def lint(sql: str, generated: bool = False) -> list[str]:
     """sqlfluff's violations of one statement, with the project's rules."""
+    # the raw templater: the SQL is rendered already, and the dbt templater is not in every lane
     overrides = {"templater": "raw", "dialect": "sparksql"}
     if generated:
-        excluded = FluffConfig.from_path(str(dbt.ROOT)).get("exclude_rules")
+        excluded = FluffConfig.from_path(str(dbt.ROOT), overrides=overrides).get("exclude_rules")
         overrides["exclude_rules"] = ",".join([excluded, *GENERATED_SQL_EXCLUDED])
     config = FluffConfig.from_path(str(dbt.ROOT), overrides=overrides)
     found = Linter(config=config).lint_string(sql).get_violations()
