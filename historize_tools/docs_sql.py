@@ -101,6 +101,20 @@ RENDERED = {
         "load_columns.business, load_columns.attributes, "
         "historize._unchanged_since({'relation': this, 'version': 12, 'scope': none, 'rows': 4000}, cfg, "
         "refuse_older=false)) }}"),
+    # a bitemporal load's MERGE (meta bitemporal: true), by a run that read the table at
+    # version 7 with 900 rows
+    "scd2_hist-bitemporal-merge": Rendered(
+        "pen_prices_hist",
+        "materialized='view', unique_key='pen_id', meta={'bitemporal': true, 'input': 'changes', "
+        "'sequence_by': 'effective_at'}",
+        "[api.Column.create('pen_id', 'int'), api.Column.create('price', 'decimal(6,2)'), "
+        "api.Column.create('ink', 'string'), api.Column.create('effective_at', 'timestamp')]",
+        "{%- set cfg = historize._scd2_hist_config() -%}"
+        "{%- set load_columns = historize._scd2_hist_columns(cfg, columns) -%}"
+        "{{ historize._scd2_hist_beliefs_merge_sql(cfg, this, historize._scd2_hist_events_relation(this), "
+        "load_columns.business, load_columns.attributes, "
+        "historize._unchanged_since({'relation': this, 'version': 7, 'scope': none, 'rows': 900}, cfg, "
+        "refuse_older=false)) }}"),
     # the history an adoption creates (option adopt_from) from a dbt snapshot of the check
     # strategy with hard_deletes='new_record', its columns as the select has them
     "scd2_hist-adopt": Rendered(

@@ -109,6 +109,46 @@ def versions_from_events(events: Iterable[tuple]) -> list[Scd2Version]:
     return versions
 
 
+@dataclass(frozen=True)
+class BeliefRow:
+    """A row of a bitemporal table: a version (key, attributes as sorted items, interval,
+    state) as believed from `recorded_at` until `superseded_at` (None: still believed)."""
+    key: tuple
+    attributes: tuple
+    started_at: dt.datetime
+    ended_at: Optional[dt.datetime]
+    state: str
+    recorded_at: dt.datetime
+    superseded_at: Optional[dt.datetime] = None
+
+
+def beliefs_from_loads(loads: Sequence[Iterable[tuple]], recorded: Sequence[dt.datetime]) -> list[BeliefRow]:
+    """A bitemporal table's rules, load by load: load j's events (as versions_from_events takes
+    them) are recorded at recorded[j], each replacing an event of the same key and sequence
+    recorded before (a correction); the belief after it is versions_from_events of every event
+    recorded so far. A version believed after loads j to m is one row, recorded at load j and
+    superseded at load m + 1."""
+    events: dict[tuple, tuple] = {}
+    believed: dict[tuple, dt.datetime] = {}
+    rows = []
+    for load, at in zip(loads, recorded):
+        for event in load:
+            events[(event[0], event[1], event[2])] = event
+        now = {(v.key, tuple(sorted(v.attributes.items())), v.started_at, v.ended_at, v.state)
+               for v in versions_from_events(events.values())}
+        for version in [version for version in believed if version not in now]:
+            rows.append(BeliefRow(*version, believed.pop(version), at))
+        for version in now - believed.keys():
+            believed[version] = at
+    return rows + [BeliefRow(*version, since) for version, since in believed.items()]
+
+
+def believed_at(rows: Iterable[BeliefRow], known_at: dt.datetime, at: dt.datetime) -> list[BeliefRow]:
+    """The versions valid at business time `at` as believed at `known_at`."""
+    return [row for row in rows if row.recorded_at <= known_at and (row.superseded_at is None or known_at < row.superseded_at)
+            and row.started_at <= at and (row.ended_at is None or at < row.ended_at)]
+
+
 UNMODIFIED = "unmod"
 TMAX = dt.datetime(9999, 12, 31, 23, 59, 59, 999000)
 MILLISECOND = dt.timedelta(milliseconds=1)

@@ -22,10 +22,14 @@
       version_column                a 1, 2, 3 ... column, or none
       history_columns               the columns the kind's materialization writes beside the
                                     select's and the version key (`<table>_key`), as its config
-                                    macro names them; none for a table of no known kind -#}
+                                    macro names them; none for a table of no known kind
+      bitemporal                    whether the table keeps every belief (recorded_at, superseded_at)
+      belief_sql                    predicate: the row is part of the belief at `known_at` (a SQL
+                                    expression; none: the current belief); true on a table of one
+                                    timeline, where `known_at` is refused -#}
 {% macro _history_conventions(relation, used_by, unique_key=none, valid_from=none, valid_to=none, open_when=none,
                               interval=none, step=none, deleted_when=none, version_column=none, alias='v',
-                              needs_key=true) %}
+                              needs_key=true, known_at=none) %}
   {%- set table = historize._history_table_facts(relation, used_by) -%}
   {%- set names = table.columns -%}
   {%- set recorded = table.properties -%}
@@ -80,6 +84,20 @@
     {{ exceptions.raise_compiler_error("historize: option 'interval' is '" ~ interval ~ "'; allowed: half_open, closed") }}
   {%- endif -%}
   {%- set open_sql = open_when or defaults.open_when or (q ~ historize._quote(valid_to or 'valid_to') ~ ' is null') -%}
+  {%- set bitemporal = recorded.get('historize.bitemporal') == 'true' -%}
+  {%- if not bitemporal -%}
+    {%- if known_at is not none and execute -%}
+      {{ exceptions.raise_compiler_error("historize: " ~ used_by ~ ": known_at applies to a bitemporal table; "
+          ~ relation ~ " keeps one timeline, what was true when, and no earlier belief") }}
+    {%- endif -%}
+    {%- set belief_sql = 'true' -%}
+  {%- elif known_at is none -%}
+    {%- set belief_sql = q ~ historize._quote('superseded_at') ~ ' is null' -%}
+  {%- else -%}
+    {%- set belief_sql = '(' ~ q ~ historize._quote('recorded_at') ~ ' <= ' ~ known_at ~ ' and (' ~ q
+          ~ historize._quote('superseded_at') ~ ' is null or ' ~ q ~ historize._quote('superseded_at') ~ ' > '
+          ~ known_at ~ '))' -%}
+  {%- endif -%}
   {{ return({
       'kind': kind,
       'columns': names,
@@ -92,7 +110,10 @@
       'step': step or ('interval 1 millisecond' if interval == 'closed' else 'interval 0 seconds'),
       'deleted_sql': deleted_when or defaults.deleted_when,
       'version_column': version_column or defaults.version_column,
-      'history_columns': defaults.history_columns,
+      'history_columns': defaults.history_columns + (['recorded_at', 'superseded_at'] if bitemporal else [])
+          if defaults.history_columns else none,
+      'bitemporal': bitemporal,
+      'belief_sql': belief_sql,
   }) }}
 {% endmacro %}
 
@@ -155,7 +176,8 @@
       _historize_position (1, 2, ... by valid_from), _historize_is_latest,
       _historize_is_deleted, and with a version column _historize_prev_version.
     `since` (a timestamp as text) keeps only the versions open or ending at or
-    after it: what loads since then wrote or closed. -#}
+    after it: what loads since then wrote or closed. Of a bitemporal table, the
+    versions of the belief conv.belief_sql selects. -#}
 {% macro _history_versions_sql(relation, conv, since=none) %}
   {%- set keys = conv.unique_key -%}
   {%- set by_key = 'partition by ' ~ historize._column_list(keys, 'v') ~ ' order by v.' ~ historize._quote(conv.valid_from) -%}
@@ -174,9 +196,10 @@
             {%- endif %}
             row_number() over ({{ by_key }} desc) = 1 as _historize_is_latest
         from {{ relation }} as v
+        where {{ conv.belief_sql }}
         {%- if since %}
-        where {{ conv.open_sql }}
-            or v.{{ historize._quote(conv.valid_to) }} >= timestamp'{{ historize._timestamp_text("argument 'since'", since) }}'
+            and ({{ conv.open_sql }}
+                or v.{{ historize._quote(conv.valid_to) }} >= timestamp'{{ historize._timestamp_text("argument 'since'", since) }}')
         {%- endif %}
     )
 

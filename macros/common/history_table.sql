@@ -241,13 +241,13 @@
 
 
 
-{#- What a table is now: its `columns` (dbt Columns), `properties`, each column's
+{#- What a table is now (`relation`): its `columns` (dbt Columns), `properties`, each column's
     type by lowercase name (`types`), their `order`, and the columns retired
     from the select (`retired`: name to the instant, from the table's
     `historize.retired.<name>` properties). -#}
 {% macro _table_state(relation) %}
-  {%- set state = {'columns': adapter.get_columns_in_relation(relation), 'properties': {}, 'types': {}, 'order': [],
-                   'retired': {}} -%}
+  {%- set state = {'relation': relation, 'columns': adapter.get_columns_in_relation(relation), 'properties': {},
+                   'types': {}, 'order': [], 'retired': {}} -%}
   {%- for row in run_query('show tblproperties ' ~ relation).rows -%}
     {%- do state.properties.update({row[0]: row[1]}) -%}
   {%- endfor -%}

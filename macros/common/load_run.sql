@@ -31,6 +31,24 @@
 {% endmacro %}
 
 
+{#- The recorded time of this run, when a bitemporal table learns what it loads,
+    as 'YYYY-MM-DD HH:MM:SS.ffffff' (UTC): --vars '{recorded_at: ...}', else
+    the run's start. -#}
+{% macro recorded_at() %}
+  {%- set given = var('recorded_at', none) -%}
+  {%- if given is none -%}
+    {{ return(run_started_at.strftime('%Y-%m-%d %H:%M:%S.%f')) }}
+  {%- endif -%}
+  {{ return(historize._timestamp_text("var 'recorded_at'", given)) }}
+{% endmacro %}
+
+
+{#- The recorded time as a SQL literal, in UTC. -#}
+{% macro recorded_at_sql() %}
+  {{- return("timestamp'" ~ historize.recorded_at() ~ "+00:00'") -}}
+{% endmacro %}
+
+
 {#- A naive UTC datetime as a SQL timestamp literal (the explicit offset makes it
     UTC whatever the session's time zone), or null. -#}
 {% macro _utc_literal(value) %}

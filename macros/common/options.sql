@@ -118,7 +118,8 @@
   {%- set common = ['unique_key', 'tblproperties', 'former_names'] -%}
   {%- set adoption = ['adopt_from', 'adopt_repair'] -%}
   {%- set options_by_kind = {
-      'scd2_hist': common + adoption + ['adopt_columns', 'strategy', 'out_of_order', 'input', 'sequence_by', 'deleted_when'],
+      'scd2_hist': common + adoption + ['adopt_columns', 'strategy', 'out_of_order', 'input', 'sequence_by', 'deleted_when',
+                    'bitemporal'],
       'scd_type6': common + ['type0_columns', 'type1_columns', 'type3_columns', 'deletes', 'audit', 'actor'],
       'fivetran_history': common + adoption + ['tmax', 'unmodified_string', 'op_column'],
   } -%}

@@ -4,12 +4,13 @@
     that instant could have written or closed: those open, or ending at or
     after it. Each pair of versions in that window is checked as over the
     whole history; a version's number is checked against the one before it in
-    the window. -#}
+    the window. Of a bitemporal table, the versions of the current belief, or
+    of the belief at `known_at` (a SQL expression). -#}
 {% macro _temporal_invariant(invariant, model, unique_key, valid_from, valid_to, open_when, interval,
-                            step, deleted_when, version_column, since=none) %}
+                            step, deleted_when, version_column, since=none, known_at=none) %}
   {%- set conv = historize._history_conventions(model, invariant, unique_key=unique_key, valid_from=valid_from,
         valid_to=valid_to, open_when=open_when, interval=interval, step=step, deleted_when=deleted_when,
-        version_column=version_column) -%}
+        version_column=version_column, known_at=known_at) -%}
   {%- set keys = conv.unique_key -%}
   {%- set key_list = historize._column_list(keys) -%}
   {%- set key_targets = historize._column_list(keys, lines=true) -%}

@@ -2,7 +2,8 @@
     `event_time` (a column of facts): the as-of join. Keeps every fact (a left
     join); `columns` of the version are added, named `prefix` ~ column.
     `unique_key` defaults to the key a historize table records; `fact_key`
-    names the facts' key columns when they differ from it. -#}
+    names the facts' key columns when they differ from it. A bitemporal
+    history is joined as currently believed. -#}
 {% macro as_of_join(facts, history, event_time, unique_key=none, columns=none, fact_key=none, prefix='',
                     valid_from=none, valid_to=none, open_when=none, interval=none) %}
   {{- return(adapter.dispatch('as_of_join', 'historize')(facts, history, event_time, unique_key, columns,
@@ -29,4 +30,5 @@
         on {{ historize._key_join(fact_keys, 'f', 'v', conv.unique_key) }}
         and f.{{ historize._quote(event_time) }} >= v.{{ historize._quote(conv.valid_from) }}
         and ({{ conv.open_sql }} or f.{{ historize._quote(event_time) }} {{ '<' if conv.interval == 'half_open' else '<=' }} v.{{ historize._quote(conv.valid_to) }})
+        and {{ conv.belief_sql }}
 {% endmacro %}

@@ -1,7 +1,8 @@
 {#- The current rows of a historize table, one per key alive now, with its key
     and attribute columns only: a Type 4 current table kept beside the
     history, as a model materialized as a table or a view. On scd2_hist it
-    reads only the open versions' partition (version_ended_at is NULL).
+    reads only the open versions' partition (version_ended_at is NULL), of a
+    bitemporal table the current belief's.
     Usage: {{ config(materialized='table') }}
            select * from ({{ historize.current(ref('customer_hist')) }}) as c -#}
 {% macro current(relation) %}
@@ -19,4 +20,5 @@
     select {{ historize._column_list(conv.columns | reject('in', hidden) | list, 'v') }}
     from {{ relation }} as v
     where {{ conv.open_sql }}
+        and {{ conv.belief_sql }}
 {% endmacro %}

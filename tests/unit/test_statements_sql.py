@@ -174,3 +174,30 @@ def test_a_load_sends_databricks_no_set_and_no_cache_a_sql_warehouse_refuses(tmp
         assert lines == ["set spark.databricks.delta.merge.repartitionBeforeWrite.enabled = false",
                          "reset spark.databricks.delta.merge.repartitionBeforeWrite.enabled",
                          f"cache table {staged}", f"cache lazy table {change_set} as select 1 as id"]
+
+
+def test_a_bitemporal_merge_supersedes_and_records_from_the_events_believed(rendered, names):
+    sql = rendered["scd2_hist-bitemporal-merge"]
+    table, events = names.table("pen_prices_hist"), names.table("pen_prices_hist__historize_events")
+    assert sql.startswith(f"merge into {table} as hist using ( with pending_keys as ( select distinct `pen_id` "
+                          f"from {events} where not _historize_applied ), current_belief as ( select hist.* "
+                          f"from {table} as hist left semi join pending_keys on hist.`pen_id` = pending_keys.`pen_id` "
+                          "where hist.`superseded_at` is null ), new_belief as (")
+    # of a key and sequence, the image recorded last is believed
+    assert ("row_number() over ( partition by `pen_id`, `effective_at` order by _historize_recorded_at desc, "
+            "_historize_image desc ) as _historize_recorded_rank from key_events ) as recorded_events "
+            "where _historize_recorded_rank = 1") in sql
+    # a version is compared by key and start on its end, state and row_hash
+    assert ("from new_belief full outer join current_belief on new_belief.`pen_id` = current_belief.`pen_id` "
+            "and new_belief.`version_started_at` = current_belief.`version_started_at`") in sql
+    assert ("'superseded' as _historize_action from compared where compared._historize_comparison in "
+            "('superseded', 'replaced') union all select cast(null as binary) as _historize_superseded_key,") in sql
+    assert sql.endswith(
+        ") as chg on hist.`pen_prices_hist_key` = chg._historize_superseded_key and hist.`superseded_at` is null "
+        "when matched and chg._historize_action = 'superseded' then update set "
+        f"`superseded_at` = {docs_sql.RUN_START} "
+        "when not matched and chg._historize_action = 'recorded' then insert ( `pen_prices_hist_key`, `pen_id`, "
+        "`price`, `ink`, `row_hash`, `version_started_at`, `version_ended_at`, `version_state`, `load_run_id`, "
+        "`loaded_at`, `recorded_at`, `superseded_at` ) values ( chg.`pen_prices_hist_key`, chg.`pen_id`, chg.`price`, "
+        "chg.`ink`, chg.`row_hash`, chg.`version_started_at`, chg.`version_ended_at`, chg.`version_state`, "
+        "chg.`load_run_id`, chg.`loaded_at`, chg.`recorded_at`, chg.`superseded_at` )")

@@ -39,6 +39,14 @@
       its columns named by adopt_columns), whose versions the model's first load
       takes over (_scd2_hist_adopt.sql); adopt_repair: the kinds of defect found
       in it that are repaired (their rows set aside) instead of refused. -#}
+  {#- bitemporal: the table keeps every belief, what was true when as recorded
+      when (docs/bitemporal.md): each row also has recorded_at, the run that
+      recorded it, and superseded_at, the run that stopped believing it. -#}
+  {%- set bitemporal = historize._read_option('bitemporal', false, one_of=[true, false]) -%}
+  {%- if execute and bitemporal and input != 'changes' -%}
+    {{ exceptions.raise_compiler_error("historize: model " ~ cfg.model_name ~ ": bitemporal needs input 'changes' "
+        ~ "(events, whose corrections it keeps); with input 'snapshot' it is not built yet") }}
+  {%- endif -%}
   {%- set adoption = historize._adoption_options(cfg, with_columns=true) -%}
   {%- if execute and adoption.adopt_from is not none and input == 'changes' -%}
     {{ exceptions.raise_compiler_error("historize: model " ~ cfg.model_name ~ ": adopt_from applies to input "
@@ -57,7 +65,13 @@
       'load_run_id': 'load_run_id',
       'loaded_at': 'loaded_at',
       'hash_column': 'row_hash',
+      'bitemporal': bitemporal,
+      'recorded_at': 'recorded_at',
+      'superseded_at': 'superseded_at',
   }) -%}
+  {%- if bitemporal -%}
+    {%- do cfg.tblproperties.update({'historize.bitemporal': 'true'}) -%}
+  {%- endif -%}
   {#- From events, a load closes few versions spread over the open partition: deletion
       vectors mark them instead of copying the files they sit in, so that its writes follow
       its events, unless the model's tblproperties say otherwise. -#}
@@ -74,6 +88,14 @@
   }) -%}
   {#- Written after the select's columns, in this order. -#}
   {%- do cfg.update({'technical_columns': [cfg.hash_column, cfg.valid_from, cfg.valid_to, cfg.state, cfg.load_run_id, cfg.loaded_at]}) -%}
+  {#- A bitemporal table keeps the current belief (superseded_at NULL) apart
+      from the rows no longer believed, as it keeps open versions apart: a load
+      reads and rewrites the current belief's open versions, and each row it
+      supersedes moves once into a partition it never reads again. -#}
+  {%- if bitemporal -%}
+    {%- do cfg.update({'partition_by': [cfg.superseded_at] + cfg.partition_by,
+                       'technical_columns': cfg.technical_columns + [cfg.recorded_at, cfg.superseded_at]}) -%}
+  {%- endif -%}
   {{ return(cfg) }}
 {% endmacro %}
 
@@ -272,6 +294,7 @@
   {%- set table_sync = historize._plan_table_sync(cfg, load.found,
         historize._columns_named(load.select_columns, columns.business), [cfg.version_key] + cfg.technical_columns,
         computes_hash=not columns.has_row_hash) -%}
+  {{ historize._scd2_hist_assert_timelines(cfg, table_sync.state) }}
   {%- if table_sync.alters_table -%}
     {{ historize._assert_unique_key(relations.staged, cfg.unique_key, cfg.model_name) }}
   {%- endif -%}
@@ -291,6 +314,21 @@
   {%- endfor -%}
   {%- do load.update({'timeline': historize._load_timeline(cfg, load.history, load.ledger) if load.ledger else none,
                       'retired_columns': retired_columns}) -%}
+{% endmacro %}
+
+
+{#- Fails a load, before anything is written, whose model keeps one timeline
+    and whose table keeps two (bitemporal), or the reverse: the table's rows
+    hold the beliefs of its kind, and no load turns them into the other's. -#}
+{% macro _scd2_hist_assert_timelines(cfg, state) %}
+  {%- set table_bitemporal = state.properties.get('historize.bitemporal') == 'true' -%}
+  {%- if table_bitemporal != cfg.bitemporal -%}
+    {{ exceptions.raise_compiler_error("historize: model " ~ cfg.model_name ~ ": bitemporal is "
+        ~ ("true" if cfg.bitemporal else "false") ~ ", but its table " ~ state.relation ~ " was built "
+        ~ ("with one timeline" if cfg.bitemporal else "bitemporal")
+        ~ "; a table keeps the timelines it was built with (its rows are versions as "
+        ~ ("true" if cfg.bitemporal else "believed") ~ "), so switching is a new model. Nothing was written") }}
+  {%- endif -%}
 {% endmacro %}
 
 

@@ -45,7 +45,13 @@
         ~ "be renamed yet (" ~ renamed | map('join', ' to ') | join(', ') ~ "): the events already "
         ~ "applied hold its former name. Nothing was written") }}
   {%- endif -%}
+  {%- if table_sync -%}
+    {{ historize._scd2_hist_assert_timelines(cfg, table_sync.state) }}
+  {%- endif -%}
   {%- set checked = historize._scd2_hist_check_events(cfg, load.relations.staged, events.seen, columns) -%}
+  {%- if cfg.bitemporal and events.seen is not none -%}
+    {{ historize._scd2_hist_check_recorded_at(cfg, found.relation, events.seen) }}
+  {%- endif -%}
   {%- if table_sync and (table_sync.alters_table or table_sync.plan.rehash) -%}
     {{ historize._sync_history_table(cfg, found, history, table_sync, cfg.hash_column,
         hash_sql=historize.row_hash(columns.attributes), current_rows=historize._quote(cfg.valid_to) ~ ' is null') }}
@@ -87,6 +93,10 @@
     {{ return(none) }}
   {%- endif -%}
   {%- set guard = historize._unchanged_since(load.read, cfg, refuse_older=false) -%}
+  {%- if cfg.bitemporal -%}
+    {{ return(historize._scd2_hist_beliefs_merge_sql(cfg, load.history, load.events.relation, columns.business,
+        columns.attributes, guard)) }}
+  {%- endif -%}
   {%- if load.checked.in_order -%}
     {{ return(historize._scd2_hist_events_continued_merge_sql(cfg, load.history, load.events.relation, columns.business,
         columns.attributes, guard, load.checked.unrecorded)) }}
@@ -97,18 +107,21 @@
 
 
 {#- The versions written by action (a first load's all new), then the events
-    applied marked so. -#}
+    applied marked so. A bitemporal load's new versions are those it recorded,
+    its changed ones those it superseded (its MERGE's inserts and updates). -#}
 {% macro _scd2_hist_events_result(load, result) %}
+  {%- set detail = 'versions recorded (new) and superseded (changed), from events' if load.cfg.bitemporal
+        else 'versions, from events' -%}
   {%- if load.found.relation is none -%}
     {%- do adapter.cache_added(load.history) -%}
     {%- set created = run_query("select count(*) as versions from " ~ load.history).rows[0]["versions"] | int -%}
-    {%- set loaded = {'new': created, 'changed': 0, 'deleted': 0, 'written': created, 'detail': 'versions, from events'} -%}
+    {%- set loaded = {'new': created, 'changed': 0, 'deleted': 0, 'written': created, 'detail': detail} -%}
   {%- elif not load.pending_runs -%}
-    {%- set loaded = {'new': 0, 'changed': 0, 'deleted': 0, 'written': 0, 'detail': 'versions, from events'} -%}
+    {%- set loaded = {'new': 0, 'changed': 0, 'deleted': 0, 'written': 0, 'detail': detail} -%}
   {%- else -%}
     {%- set merged = historize._merge_result(result) -%}
     {%- set loaded = {'new': merged.inserted, 'changed': merged.updated, 'deleted': merged.deleted,
-                      'written': merged.affected, 'detail': 'versions, from events'} -%}
+                      'written': merged.affected, 'detail': detail} -%}
   {%- endif -%}
   {%- if load.pending_runs -%}
     {%- call statement('mark_events_applied') -%}
@@ -284,7 +297,8 @@
   {%- if checked['conflicts'] > 0 -%}
     {{ exceptions.raise_compiler_error("historize: model " ~ name ~ ": " ~ checked['conflicts']
         ~ " event(s) of the same key and sequence (" ~ identity | join(', ') ~ ") have different images, in the select"
-        ~ (" or against the events already applied" if events is not none else "") ~ ", e.g. " ~ checked['conflict_examples']
+        ~ (" or against the events already applied" if events is not none and not cfg.bitemporal else "")
+        ~ ", e.g. " ~ checked['conflict_examples']
         ~ "; the same event twice is one event, two events need two sequences. Nothing was written") }}
   {%- endif -%}
   {{ return({'unrecorded': checked['unrecorded'] | int, 'since': since, 'pending': pending,
@@ -328,7 +342,7 @@
         select *
         from batch
         where not ({{ any_null_key }} or {{ any_null_sequence }})
-        {%- if events is not none %}
+        {%- if events is not none and not cfg.bitemporal %}
         union all
         select
             {{ historize._column_list(identity, 'seen', lines=true) }},
@@ -368,7 +382,15 @@
         from (
             select
                 batch.*,
-                {%- if events is not none %}
+                {%- if events is not none and cfg.bitemporal %}
+                exists (
+                    select 1
+                    from (
+                        {{ historize._scd2_hist_believed_events_sql(cfg, events, since) | indent(16) }}
+                    ) as seen
+                    where {{ historize._scd2_hist_same_event('seen', 'batch', identity) }}
+                ) as recorded
+                {%- elif events is not none %}
                 exists (
                     select 1
                     from {{ events }} as seen
@@ -394,6 +416,31 @@
 
 
 
+{#- The events believed of the events table `events` (bitemporal), from `since`
+    (the batch's first instant as SQL; none: all) on: for each key and
+    sequence, the image recorded last. -#}
+{% macro _scd2_hist_believed_events_sql(cfg, events, since) %}
+  {%- set identity = cfg.unique_key + cfg.sequence_by %}
+    select
+        {{ historize._column_list(identity, lines=true) }},
+        _historize_deleted,
+        _historize_image
+    from (
+        select
+            seen.*,
+            row_number() over (
+                partition by {{ historize._column_list(identity, 'seen') }}
+                order by seen.recorded_at desc, seen._historize_image desc
+            ) as _historize_recorded_rank
+        from {{ events }} as seen
+        {%- if since %}
+        where seen.{{ historize._quote(cfg.sequence_by[0]) }} >= {{ since }}
+        {%- endif %}
+    ) as recorded_events
+    where _historize_recorded_rank = 1
+{% endmacro %}
+
+
 {#- The event `left` is the event `right`: the same key, sequence and image. -#}
 {% macro _scd2_hist_same_event(left, right, identity) %}
   {{- return(historize._key_join(identity, left, right) ~ " and " ~ left ~ "._historize_deleted = " ~ right
@@ -417,8 +464,10 @@
 
 
 {#- Appends the select's events that the events table does not hold yet,
-    pending (a rerun's are there already); `since`, the batch's first instant,
-    bounds what of the events table it reads. -#}
+    pending (a rerun's are there already), at the run's recorded time; `since`,
+    the batch's first instant, bounds what of the events table it reads. On a
+    bitemporal table an event is held when it is the one believed for its key
+    and sequence: another image there is a correction, recorded. -#}
 {% macro _scd2_hist_record_events_sql(cfg, staged, events, columns, since) %}
     insert into {{ events }} (
         {{ historize._column_list(cfg.unique_key + cfg.sequence_by) }},
@@ -428,14 +477,18 @@
         staged_events.*,
         false,
         {{ historize._string_literal(historize.load_run_id()) }},
-        {{ historize._utc_literal(run_started_at) }}
+        {{ historize.recorded_at_sql() }}
     from (
         {{ historize._scd2_hist_staged_events_sql(cfg, staged, columns) | indent(4) }}
     ) as staged_events
     left anti join (
+        {%- if cfg.bitemporal %}
+        {{ historize._scd2_hist_believed_events_sql(cfg, events, since) | indent(4) }}
+        {%- else %}
         select *
         from {{ events }}
         where {{ historize._quote(cfg.sequence_by[0]) }} >= {{ since }}
+        {%- endif %}
     ) as seen
         on {{ historize._scd2_hist_same_event('seen', 'staged_events', cfg.unique_key + cfg.sequence_by) }}
 {% endmacro %}
@@ -452,7 +505,8 @@
 
 {#- The versions the events table's events give their keys, as the history
     table's rows (its columns, in order), written by this run: of every key,
-    or of the keys in the relation `keys_of` (the keys with pending events).
+    or of the keys in the relation `keys_of` (the keys with pending events);
+    on a bitemporal table, their current belief, recorded by this run.
     With `continued_from` (the relation of those keys' open versions), this
     run's pending events come after every event applied: a key's history then
     continues from its open version, which stands for the events before them
@@ -461,7 +515,10 @@
     (`_historize_continued`).
     Steps:
       key_events        the events of those keys
-      distinct_events   the same event twice is one event
+      distinct_events   the same event twice is one event; on a bitemporal
+                        table, the image recorded last of each key and
+                        sequence is the one believed (a correction replaces
+                        the one before it)
       at_instant        each key's last event at each instant, by the later
                         entries of sequence_by
       states            its state there: the image's attributes and row_hash,
@@ -479,6 +536,9 @@
             {{ historize._column_list(keys + cfg.sequence_by, 'events', lines=true) }},
             events._historize_deleted,
             events._historize_image,
+            {%- if cfg.bitemporal %}
+            events.recorded_at as _historize_recorded_at,
+            {%- endif %}
             cast(null as string) as _historize_began
         from {{ events }} as events
         {%- if continued_from %}
@@ -502,12 +562,30 @@
     ),
 
     distinct_events as (
+        {%- if cfg.bitemporal %}
+        select
+            {{ historize._column_list(keys + cfg.sequence_by, lines=true) }},
+            _historize_deleted,
+            _historize_image,
+            _historize_began
+        from (
+            select
+                *,
+                row_number() over (
+                    partition by {{ historize._column_list(keys + cfg.sequence_by) }}
+                    order by _historize_recorded_at desc, _historize_image desc
+                ) as _historize_recorded_rank
+            from key_events
+        ) as recorded_events
+        where _historize_recorded_rank = 1
+        {%- else %}
         select distinct
             {{ historize._column_list(keys + cfg.sequence_by, lines=true) }},
             _historize_deleted,
             _historize_image,
             _historize_began
         from key_events
+        {%- endif %}
     ),
 
     at_instant as (
@@ -575,7 +653,8 @@
     {%- for name in keys -%}{%- do identity.append(q(name, 'versions')) -%}{%- endfor %}
 
     select
-        {{ historize.hash_key(identity + ['versions._historize_at']) }} as {{ q(cfg.version_key) }},
+        {{ historize.hash_key(identity + ['versions._historize_at']
+            + ([historize.recorded_at_sql()] if cfg.bitemporal else [])) }} as {{ q(cfg.version_key) }},
         {%- for name in business_columns %}
         versions.{{ q(name) }},
         {%- endfor %}
@@ -591,6 +670,10 @@
         end as {{ q(cfg.state) }},
         {{ historize._string_literal(historize.load_run_id()) }} as {{ q(cfg.load_run_id) }},
         {{ historize._utc_literal(run_started_at) }} as {{ q(cfg.loaded_at) }}
+        {%- if cfg.bitemporal %},
+        {{ historize.recorded_at_sql() }} as {{ q(cfg.recorded_at) }},
+        cast(null as timestamp) as {{ q(cfg.superseded_at) }}
+        {%- endif %}
         {%- if continued_from %},
         versions._historize_began is not null as _historize_continued
         {%- endif %}

@@ -1,0 +1,166 @@
+{#- A bitemporal scd2_hist table (meta bitemporal: true, input 'changes'): every
+    belief the table has held, each row a version as believed from the run that
+    recorded it (recorded_at) until the run that stopped believing it
+    (superseded_at, NULL while it is part of the current belief). See
+    docs/bitemporal.md.
+
+    The belief after a load is the history the events path's rules give from
+    every event recorded so far, each key and sequence by the image recorded
+    last (a correction replaces the one before it). A load goes as an events
+    load does (_scd2_hist_events.sql): its events checked and recorded, pending,
+    at the run's recorded time; its pending keys' belief rebuilt from their
+    events; the difference with their current belief written in one MERGE
+    (guarded); the events marked applied. The MERGE supersedes the believed rows
+    the new belief no longer holds and records the rows it holds anew; rows it
+    does not supersede are never rewritten. -#}
+
+
+{#- The MERGE of a bitemporal load. Steps:
+      pending_keys    the keys with pending events
+      current_belief  their rows of the current belief (superseded_at NULL)
+      new_belief      their versions from every event recorded, as believed now
+      compared        the two by key and start: a version in both with the same
+                      end, state and row_hash is unchanged; one only believed
+                      is superseded; one only in the new belief is recorded;
+                      one in both that differs is replaced (superseded and
+                      recorded)
+      historize_changes  a row to supersede (matched by its version key) or to
+                      record (matching nothing) for each
+    Guarded by `guard` (_unchanged_since). -#}
+{% macro _scd2_hist_beliefs_merge_sql(cfg, history, events, business_columns, attributes, guard) %}
+  {%- set keys, q = cfg.unique_key, historize._quote -%}
+  {%- set table_columns = historize._scd2_hist_table_columns(cfg, business_columns) -%}
+  {%- set compared_columns = [cfg.hash_column, cfg.valid_to, cfg.state] %}
+    merge into {{ history }} as hist
+    using (
+        with pending_keys as (
+            {{ historize._scd2_hist_pending_keys_sql(cfg, events) | indent(8) }}
+        ),
+
+        current_belief as (
+            select hist.*
+            from {{ history }} as hist
+            left semi join pending_keys
+                on {{ historize._key_join(keys, 'hist', 'pending_keys') }}
+            where hist.{{ q(cfg.superseded_at) }} is null
+        ),
+
+        new_belief as (
+            {{ historize._scd2_hist_versions_sql(cfg, events, business_columns, attributes, keys_of='pending_keys') | indent(8) }}
+        ),
+
+        compared as (
+            select
+                {%- for name in table_columns %}
+                new_belief.{{ q(name) }},
+                {%- endfor %}
+                current_belief.{{ q(cfg.version_key) }} as _historize_believed_key,
+                case
+                    when current_belief.{{ q(cfg.valid_from) }} is null then 'recorded'
+                    when new_belief.{{ q(cfg.valid_from) }} is null then 'superseded'
+                    when {% for name in compared_columns %}new_belief.{{ q(name) }} <=> current_belief.{{ q(name) }}{{ ' and ' if not loop.last }}{% endfor %}
+                        then 'unchanged'
+                    else 'replaced'
+                end as _historize_comparison
+            from new_belief
+            full outer join current_belief
+                on {{ historize._key_join(keys, 'new_belief', 'current_belief') }}
+                    and new_belief.{{ q(cfg.valid_from) }} = current_belief.{{ q(cfg.valid_from) }}
+        ),
+
+        historize_changes as (
+            select
+                compared._historize_believed_key as _historize_superseded_key,
+                {%- for name in table_columns %}
+                compared.{{ q(name) }},
+                {%- endfor %}
+                'superseded' as _historize_action
+            from compared
+            where compared._historize_comparison in ('superseded', 'replaced')
+            union all
+            select
+                cast(null as binary) as _historize_superseded_key,
+                {%- for name in table_columns %}
+                compared.{{ q(name) }},
+                {%- endfor %}
+                'recorded' as _historize_action
+            from compared
+            where compared._historize_comparison in ('recorded', 'replaced')
+        )
+
+        {{ historize._guarded_rows_sql('historize_changes', guard) | trim | indent(4) }}
+    ) as chg
+    on hist.{{ q(cfg.version_key) }} = chg._historize_superseded_key
+        and hist.{{ q(cfg.superseded_at) }} is null
+    when matched and chg._historize_action = 'superseded' then update set
+        {{ q(cfg.superseded_at) }} = {{ historize.recorded_at_sql() }}
+    when not matched and chg._historize_action = 'recorded' then insert (
+        {{ historize._column_list(table_columns) }}
+    ) values (
+        {{ historize._column_list(table_columns, 'chg') }}
+    )
+{% endmacro %}
+
+
+{#- Fails a bitemporal load, before anything is written, whose recorded time
+    would not move the table's forward: recorded_at older than the newest
+    recorded time of the history table `history` and its events table
+    `events` (none: it does not exist yet), or equal to it and recorded by
+    another run (their order would be unknown). A rerun of the run that
+    recorded it passes. -#}
+{% macro _scd2_hist_check_recorded_at(cfg, history, events) %}
+  {%- set newest = run_query(historize._scd2_hist_newest_recorded_sql(cfg, history, events)).rows[0] -%}
+  {%- set recorded_at = historize.recorded_at() -%}
+  {%- set newest_at = newest['newest_recorded'] -%}
+  {%- set runs = fromjson(newest['newest_runs'] or '[]') -%}
+  {%- if newest_at is none or recorded_at > newest_at -%}
+    {{ return(none) }}
+  {%- endif -%}
+  {%- if recorded_at < newest_at -%}
+    {{ exceptions.raise_compiler_error("historize: model " ~ cfg.model_name ~ ": recorded_at " ~ recorded_at
+        ~ " is older than " ~ newest_at ~ ", the newest recorded time of " ~ history
+        ~ "; recorded time only moves forward. Nothing was written") }}
+  {%- endif -%}
+  {%- if historize.load_run_id() not in runs -%}
+    {{ exceptions.raise_compiler_error("historize: model " ~ cfg.model_name ~ ": recorded_at " ~ recorded_at
+        ~ " is the newest recorded time of " ~ history ~ ", recorded by run " ~ runs | join(', ')
+        ~ "; another run's recorded time must be later. Nothing was written") }}
+  {%- endif -%}
+{% endmacro %}
+
+
+{#- The newest recorded time of a bitemporal table, in UTC as
+    'YYYY-MM-DD HH:MM:SS.ffffff' (`newest_recorded`, NULL for none), and the
+    runs that recorded rows or events at it (`newest_runs`, JSON): of its
+    events table `events`, of the current belief of `history` (a row recorded
+    later and superseded already is read from when it was superseded). -#}
+{% macro _scd2_hist_newest_recorded_sql(cfg, history, events) %}
+  {%- set q = historize._quote %}
+    with recorded as (
+        select recorded_at, load_run_id
+        from {{ events }}
+        {%- if history is not none %}
+        union all
+        select {{ q(cfg.recorded_at) }}, {{ q(cfg.load_run_id) }}
+        from {{ history }}
+        where {{ q(cfg.superseded_at) }} is null
+        union all
+        select max({{ q(cfg.superseded_at) }}), cast(null as string)
+        from {{ history }}
+        {%- endif %}
+    ),
+
+    newest as (
+        select max(recorded_at) as recorded_at
+        from recorded
+    )
+
+    select
+        date_format(to_utc_timestamp(newest.recorded_at, current_timezone()), 'yyyy-MM-dd HH:mm:ss.SSSSSS')
+            as newest_recorded,
+        to_json(array_sort(collect_set(recorded.load_run_id))) as newest_runs
+    from newest
+    left join recorded
+        on newest.recorded_at = recorded.recorded_at
+    group by newest.recorded_at
+{% endmacro %}

@@ -1,0 +1,124 @@
+"""Property: a bitemporal scd2_hist table from events, loaded batch after batch, holds
+after every load exactly the beliefs of the pure-Python model of its rules
+(tests/reference.py: beliefs_from_loads): each load's events recorded at its recorded
+time, a later image of a key and sequence replacing the earlier one (a correction), the
+belief the events path's rules give from every event recorded so far, a version believed
+over consecutive loads one row. The invariant tests and consistent_beliefs pass after
+every load, and as_of at random pairs of business and recorded time equals the model's
+belief at that recorded time, evaluated at that business time.
+
+A stream holds events of keys 1 to 4 at a few instants, cut into three loads at random:
+upserts with NULL attributes, values that come back, deletes, events replayed and events
+corrected in a later load (another image, a delete where an upsert was, or the reverse).
+Every run checks PROPERTY_SEQUENCES random streams (200 by default) at once, each as its
+own group of keys. More on demand: HISTORIZE_PROPERTY_SEQUENCES=10000 ./scripts/test.sh -k properties"""
+from __future__ import annotations
+
+import datetime as dt
+import random
+
+from properties import PROPERTY_SEED, check_sequences, differing_groups, grouped_key
+from reference import believed_at, beliefs_from_loads
+
+TEXT = [None, "", "x", "y"]
+NUMBERS = [None, 0, 1]
+INSTANTS = [dt.datetime(2026, 3, 1, 6) + dt.timedelta(hours=6 * n) for n in range(5)]
+LOADS = 3
+RECORDED = [dt.datetime(2026, 4, 1 + n, 9) for n in range(LOADS)]
+TESTS = ("one_open_version", "no_overlapping_versions", "no_gaps", "open_version_unbounded", "consistent_beliefs")
+CONFIG = ("materialized='scd2_hist', unique_key='id', meta={'bitemporal': true, 'input': 'changes', "
+          "'sequence_by': ['changed_at', 'tie'], 'deleted_when': 'deleted'}")
+PAIRS = 8  # as_of's (business time, recorded time) pairs
+EXAMPLES = [
+    # key 1 corrected at load 1 and back at load 2; key 2 upserted, then corrected to a delete;
+    # key 3 late at load 2, before its event of load 0
+    [(1, 1, 0, False, "x", 1, 0), (1, 1, 0, False, "y", 1, 1), (1, 1, 0, False, "x", 1, 2),
+     (2, 0, 0, False, "x", None, 0), (2, 0, 0, True, None, None, 1),
+     (3, 3, 0, False, "y", 0, 0), (3, 1, 0, False, None, 0, 2)],
+]
+
+
+def generate(rng: random.Random) -> list[tuple]:
+    """1 to 12 events (key, instant, tie, deleted, a, b, load). An event of a key, instant and
+    tie already drawn in the same load repeats its image (one load cannot hold two); in
+    another load it repeats one of its images half the time, and is a correction otherwise."""
+    images: dict[tuple, list] = {}
+    stream = []
+    for _ in range(rng.randint(1, 12)):
+        identity = (rng.randint(1, 4), rng.randrange(len(INSTANTS)), rng.randint(0, 2))
+        load = rng.randrange(LOADS)
+        same_load = [event[3:6] for event in stream if event[:3] == identity and event[6] == load]
+        if same_load:
+            image = same_load[0]
+        elif images.get(identity) and rng.random() < 0.5:
+            image = rng.choice(images[identity])
+        else:
+            image = (rng.random() < 0.25, rng.choice(TEXT), rng.choice(NUMBERS))
+        images.setdefault(identity, []).append(image)
+        stream.append((*identity, *image, load))
+    return stream
+
+
+def reductions(stream: list[tuple]):
+    """One event fewer; the same stream in fewer loads (where that leaves no load two images
+    of one key, instant and tie)."""
+    for number in range(len(stream)):
+        yield stream[:number] + stream[number + 1:]
+    one_load = [(*event[:-1], 0) for event in stream]
+    if len({event[:3] for event in one_load}) == len({event[:6] for event in one_load}):
+        yield one_load
+
+
+def pairs() -> list[tuple[dt.datetime, dt.datetime]]:
+    """(business time, recorded time) pairs: instants and the times between them, recorded
+    times before, at and between the loads."""
+    rng = random.Random(PROPERTY_SEED)
+    business = INSTANTS + [at + dt.timedelta(hours=3) for at in INSTANTS]
+    recorded = [RECORDED[0] - dt.timedelta(hours=1)] + RECORDED + [at + dt.timedelta(hours=1) for at in RECORDED]
+    return [(rng.choice(business), rng.choice(recorded)) for _ in range(PAIRS)]
+
+
+def test_loads_with_corrections_keep_the_beliefs_of_the_model(project):
+    check_sequences(generate, EXAMPLES, lambda streams: load_all(project, streams), reductions)
+
+
+def literal(value: dt.datetime) -> str:
+    return f"timestamp'{value:%Y-%m-%d %H:%M:%S}+00:00'"
+
+
+def load_all(project, streams: list[list[tuple]]) -> set[int]:
+    """Loads stream g as group g, its loads in order; returns the groups whose table, after
+    any load, or whose as_of answers, after the last, differ from the model's."""
+    rows = [(load, grouped_key(g, key), INSTANTS[at], tie, deleted, a, b)
+            for g, stream in enumerate(streams) for key, at, tie, deleted, a, b, load in stream]
+    project.create_source("events", "load int, id int, changed_at timestamp, tie int, deleted boolean, a string, b int",
+                          rows)
+    for table in ("hist", "hist__historize_events"):
+        project.sql(f"drop table if exists {project.schema}.{table}")
+    project.model("hist", f"{{{{ config({CONFIG}) }}}} select id, changed_at, tie, deleted, a, b "
+                          "from {{ target.schema }}.events where load = {{ var('load', -1) }}")
+    tests = "".join(f"\n      - historize.{test}" for test in TESTS)
+    project.write("models/hist.yml", f"version: 2\nmodels:\n  - name: hist\n    data_tests:{tests}\n")
+
+    loads = [[((key,), at, tie, deleted, {"a": a, "b": b}) for load, key, at, tie, deleted, a, b in rows if load == number]
+             for number in range(LOADS)]
+    differing = set()
+    for number in range(LOADS):
+        project.run("build", "-s", "hist", variables={
+            "load": number, "load_run_id": f"l{number}", "recorded_at": f"{RECORDED[number]:%Y-%m-%d %H:%M:%S}"})
+        expected = [(row.key[0], dict(row.attributes)["a"], dict(row.attributes)["b"], row.started_at, row.ended_at,
+                     row.state, row.recorded_at, row.superseded_at)
+                    for row in beliefs_from_loads(loads[:number + 1], RECORDED[:number + 1])]
+        actual = project.table("hist", "id, a, b, version_started_at, version_ended_at, version_state, recorded_at, "
+                                       "superseded_at")
+        differing |= differing_groups(actual, expected)
+
+    asked = pairs()
+    project.model("answers", "{{ config(materialized='table') }}\n" + "\nunion all\n".join(
+        f"select id, {number} as pair, a, b from ({{{{ historize.as_of(ref('hist'), \"{literal(at)}\", "
+        f"known_at=\"{literal(known_at)}\") }}}}) as v{number}" for number, (at, known_at) in enumerate(asked)))
+    project.run("run", "-s", "answers")
+    everything = beliefs_from_loads(loads, RECORDED)
+    expected = [(row.key[0], number, dict(row.attributes)["a"], dict(row.attributes)["b"])
+                for number, (at, known_at) in enumerate(asked) for row in believed_at(everything, known_at, at)]
+    return differing | differing_groups(project.table("answers", "id, pair, a, b"), expected)
