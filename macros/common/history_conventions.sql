@@ -25,7 +25,7 @@
                                     macro names them; none for a table of no known kind
       bitemporal                    whether the table keeps every belief (recorded_at, superseded_at)
       belief_sql                    predicate: the row is part of the belief at `known_at` (a SQL
-                                    expression; none: the current belief); true on a table of one
+                                    expression; none: the current belief); none on a table of one
                                     timeline, where `known_at` is refused -#}
 {% macro _history_conventions(relation, used_by, unique_key=none, valid_from=none, valid_to=none, open_when=none,
                               interval=none, step=none, deleted_when=none, version_column=none, alias='v',
@@ -90,7 +90,7 @@
       {{ exceptions.raise_compiler_error("historize: " ~ used_by ~ ": known_at applies to a bitemporal table; "
           ~ relation ~ " keeps one timeline, what was true when, and no earlier belief") }}
     {%- endif -%}
-    {%- set belief_sql = 'true' -%}
+    {%- set belief_sql = none -%}
   {%- elif known_at is none -%}
     {%- set belief_sql = q ~ historize._quote('superseded_at') ~ ' is null' -%}
   {%- else -%}
@@ -196,10 +196,12 @@
             {%- endif %}
             row_number() over ({{ by_key }} desc) = 1 as _historize_is_latest
         from {{ relation }} as v
-        where {{ conv.belief_sql }}
         {%- if since %}
-            and ({{ conv.open_sql }}
-                or v.{{ historize._quote(conv.valid_to) }} >= timestamp'{{ historize._timestamp_text("argument 'since'", since) }}')
+        {%- set window_sql = conv.open_sql ~ ' or v.' ~ historize._quote(conv.valid_to) ~ " >= timestamp'"
+              ~ historize._timestamp_text("argument 'since'", since) ~ "'" %}
+        where {{ conv.belief_sql ~ ' and (' ~ window_sql ~ ')' if conv.belief_sql else window_sql }}
+        {%- elif conv.belief_sql %}
+        where {{ conv.belief_sql }}
         {%- endif %}
     )
 

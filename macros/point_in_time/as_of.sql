@@ -16,7 +16,7 @@
         open_when=open_when, interval=interval, needs_key=false, known_at=known_at) -%}
     select v.*
     from {{ relation }} as v
-    where {{ conv.belief_sql }}
-        and v.{{ historize._quote(conv.valid_from) }} <= {{ at }}
+    where {% if conv.belief_sql %}{{ conv.belief_sql }}
+        and {% endif %}v.{{ historize._quote(conv.valid_from) }} <= {{ at }}
         and ({{ conv.open_sql }} or {{ at }} {{ '<' if conv.interval == 'half_open' else '<=' }} v.{{ historize._quote(conv.valid_to) }})
 {% endmacro %}

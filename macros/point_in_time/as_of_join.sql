@@ -30,5 +30,7 @@
         on {{ historize._key_join(fact_keys, 'f', 'v', conv.unique_key) }}
         and f.{{ historize._quote(event_time) }} >= v.{{ historize._quote(conv.valid_from) }}
         and ({{ conv.open_sql }} or f.{{ historize._quote(event_time) }} {{ '<' if conv.interval == 'half_open' else '<=' }} v.{{ historize._quote(conv.valid_to) }})
+        {%- if conv.belief_sql %}
         and {{ conv.belief_sql }}
+        {%- endif %}
 {% endmacro %}

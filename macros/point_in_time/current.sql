@@ -20,5 +20,7 @@
     select {{ historize._column_list(conv.columns | reject('in', hidden) | list, 'v') }}
     from {{ relation }} as v
     where {{ conv.open_sql }}
+        {%- if conv.belief_sql %}
         and {{ conv.belief_sql }}
+        {%- endif %}
 {% endmacro %}
