@@ -111,10 +111,28 @@ RENDERED = {
         "api.Column.create('ink', 'string'), api.Column.create('effective_at', 'timestamp')]",
         "{%- set cfg = historize._scd2_hist_config() -%}"
         "{%- set load_columns = historize._scd2_hist_columns(cfg, columns) -%}"
-        "{{ historize._scd2_hist_beliefs_merge_sql(cfg, this, historize._scd2_hist_events_relation(this), "
-        "load_columns.business, load_columns.attributes, "
+        "{{ historize._scd2_hist_beliefs_merge_sql(cfg, this, "
+        "historize._scd2_hist_table_columns(cfg, load_columns.business), "
+        "historize._scd2_hist_event_beliefs_sql(cfg, this, historize._scd2_hist_events_relation(this), "
+        "load_columns.business, load_columns.attributes), "
         "historize._unchanged_since({'relation': this, 'version': 7, 'scope': none, 'rows': 900}, cfg, "
         "refuse_older=false)) }}"),
+    # a bitemporal load of a snapshot (meta bitemporal: true) restating the load of
+    # 2026-01-02 06:00, the next load at 2026-01-03 06:00, by a run that read the current
+    # belief from load_timestamp at version 7 with 600 rows
+    "scd2_hist-bitemporal-snapshot-merge": Rendered(
+        "price_list_hist",
+        "materialized='view', unique_key='pen_id', meta={'bitemporal': true}",
+        "[api.Column.create('pen_id', 'int'), api.Column.create('price', 'decimal(6,2)'), "
+        "api.Column.create('ink', 'string')]",
+        "{%- set cfg = historize._scd2_hist_config() -%}"
+        "{%- set load_columns = historize._scd2_hist_columns(cfg, columns) -%}"
+        "{%- set load = {'cfg': cfg, 'history': this, 'columns': load_columns, 'retired_columns': [], "
+        "'relations': {'staged': this.incorporate(path={'identifier': 'price_list_hist__historize_staged'})}, "
+        "'timeline': {'known': true, 'next': '2026-01-03 06:00:00.000000'}} -%}"
+        "{%- do load.update({'read': {'relation': this, 'version': 7, "
+        "'scope': historize._scd2_hist_beliefs_scope(cfg, 'guarded'), 'rows': 600}}) -%}"
+        "{{ historize._scd2_hist_beliefs_sql(load) }}"),
     # the history an adoption creates (option adopt_from) from a dbt snapshot of the check
     # strategy with hard_deletes='new_record', its columns as the select has them
     "scd2_hist-adopt": Rendered(

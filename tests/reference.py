@@ -123,19 +123,46 @@ class BeliefRow:
 
 
 def beliefs_from_loads(loads: Sequence[Iterable[tuple]], recorded: Sequence[dt.datetime]) -> list[BeliefRow]:
-    """A bitemporal table's rules, load by load: load j's events (as versions_from_events takes
-    them) are recorded at recorded[j], each replacing an event of the same key and sequence
-    recorded before (a correction); the belief after it is versions_from_events of every event
-    recorded so far. A version believed after loads j to m is one row, recorded at load j and
-    superseded at load m + 1."""
+    """A bitemporal table's rules for events, load by load: load j's events (as
+    versions_from_events takes them) are recorded at recorded[j], each replacing an event of
+    the same key and sequence recorded before (a correction); the belief after it is
+    versions_from_events of every event recorded so far."""
     events: dict[tuple, tuple] = {}
-    believed: dict[tuple, dt.datetime] = {}
-    rows = []
-    for load, at in zip(loads, recorded):
+
+    def belief_after(load: Iterable[tuple]) -> list[Scd2Version]:
         for event in load:
             events[(event[0], event[1], event[2])] = event
-        now = {(v.key, tuple(sorted(v.attributes.items())), v.started_at, v.ended_at, v.state)
-               for v in versions_from_events(events.values())}
+        return versions_from_events(events.values())
+
+    return belief_rows([belief_after(load) for load in loads], recorded)
+
+
+def beliefs_from_snapshots(loads: Sequence[tuple[dt.datetime, Mapping[tuple, dict]]],
+                           recorded: Sequence[dt.datetime]) -> list[BeliefRow]:
+    """A bitemporal table's rules for snapshots, load by load: load j, (load_timestamp,
+    snapshot), is recorded at recorded[j] and replaces a snapshot of the same load_timestamp
+    recorded before (a restatement); the belief after it is Scd2Model's history of the
+    snapshots recorded so far, loaded in load_timestamp order."""
+    snapshots: dict[dt.datetime, Mapping[tuple, dict]] = {}
+
+    def belief_after(load: tuple[dt.datetime, Mapping[tuple, dict]]) -> list[Scd2Version]:
+        snapshots[load[0]] = load[1]
+        model = Scd2Model()
+        for at in sorted(snapshots):
+            model.load(snapshots[at], at, "")
+        return model.versions
+
+    return belief_rows([belief_after(load) for load in loads], recorded)
+
+
+def belief_rows(beliefs: Sequence[Iterable[Scd2Version]], recorded: Sequence[dt.datetime]) -> list[BeliefRow]:
+    """The rows of a bitemporal table whose belief after load j is beliefs[j], recorded at
+    recorded[j]: a version (key, attributes, interval, state) believed after loads j to m is
+    one row, recorded at load j and superseded at load m + 1."""
+    believed: dict[tuple, dt.datetime] = {}
+    rows = []
+    for belief, at in zip(beliefs, recorded):
+        now = {(v.key, tuple(sorted(v.attributes.items())), v.started_at, v.ended_at, v.state) for v in belief}
         for version in [version for version in believed if version not in now]:
             rows.append(BeliefRow(*version, believed.pop(version), at))
         for version in now - believed.keys():

@@ -1,6 +1,8 @@
-"""Property: a bitemporal scd2_hist table from events, loaded batch after batch, holds
-after every load exactly the beliefs of the pure-Python model of its rules
-(tests/reference.py: beliefs_from_loads): each load's events recorded at its recorded
+"""Property: a bitemporal scd2_hist table, from events or from snapshots, loaded batch
+after batch, holds after every load exactly the beliefs of the pure-Python model of its
+rules (tests/reference.py: beliefs_from_loads, beliefs_from_snapshots).
+
+From events: each load's events recorded at its recorded
 time, a later image of a key and sequence replacing the earlier one (a correction), the
 belief the events path's rules give from every event recorded so far, a version believed
 over consecutive loads one row. The invariant tests and consistent_beliefs pass after
@@ -10,15 +12,24 @@ belief at that recorded time, evaluated at that business time.
 A stream holds events of keys 1 to 4 at a few instants, cut into three loads at random:
 upserts with NULL attributes, values that come back, deletes, events replayed and events
 corrected in a later load (another image, a delete where an upsert was, or the reverse).
-Every run checks PROPERTY_SEQUENCES random streams (200 by default) at once, each as its
-own group of keys. More on demand: HISTORIZE_PROPERTY_SEQUENCES=10000 ./scripts/test.sh -k properties"""
+From snapshots: each load's snapshot recorded at its recorded time, a later snapshot of a
+load_timestamp replacing the earlier one (a restatement), the belief the snapshot rules
+give from the snapshots recorded so far in load_timestamp order. A history is a snapshot
+of keys 1 to 4 for each load of SCHEDULES (NULL attributes, keys absent and back, values
+that come back, a snapshot repeated); each schedule's load_timestamps come in time order,
+late, and again (restatements of the newest, of one between, of the first), one table
+each.
+
+Every run checks PROPERTY_SEQUENCES random streams and histories (200 by default) at once,
+each as its own group of keys. More on demand: HISTORIZE_PROPERTY_SEQUENCES=10000
+./scripts/test.sh -k properties"""
 from __future__ import annotations
 
 import datetime as dt
 import random
 
 from properties import PROPERTY_SEED, check_sequences, differing_groups, grouped_key
-from reference import believed_at, beliefs_from_loads
+from reference import believed_at, beliefs_from_loads, beliefs_from_snapshots
 
 TEXT = [None, "", "x", "y"]
 NUMBERS = [None, 0, 1]
@@ -69,12 +80,13 @@ def reductions(stream: list[tuple]):
         yield one_load
 
 
-def pairs() -> list[tuple[dt.datetime, dt.datetime]]:
+def pairs(loads_recorded: list[dt.datetime] = RECORDED) -> list[tuple[dt.datetime, dt.datetime]]:
     """(business time, recorded time) pairs: instants and the times between them, recorded
     times before, at and between the loads."""
     rng = random.Random(PROPERTY_SEED)
     business = INSTANTS + [at + dt.timedelta(hours=3) for at in INSTANTS]
-    recorded = [RECORDED[0] - dt.timedelta(hours=1)] + RECORDED + [at + dt.timedelta(hours=1) for at in RECORDED]
+    recorded = ([loads_recorded[0] - dt.timedelta(hours=1)] + loads_recorded
+                + [at + dt.timedelta(hours=1) for at in loads_recorded])
     return [(rng.choice(business), rng.choice(recorded)) for _ in range(PAIRS)]
 
 
@@ -122,3 +134,99 @@ def load_all(project, streams: list[list[tuple]]) -> set[int]:
     expected = [(row.key[0], number, dict(row.attributes)["a"], dict(row.attributes)["b"])
                 for number, (at, known_at) in enumerate(asked) for row in believed_at(everything, known_at, at)]
     return differing | differing_groups(project.table("answers", "id, pair, a, b"), expected)
+
+
+# Snapshots: the load_timestamps (indexes of INSTANTS) of each table's loads, one a load.
+SCHEDULES = [
+    [1, 3, 0, 3, 2, 4],  # in order, in order, late before all, the newest again, late between, in order
+    [0, 1, 2, 1, 0, 2],  # in order twice, one between again, the first again, the newest again
+]
+SNAPSHOT_RECORDED = [dt.datetime(2026, 4, 1 + n, 9) for n in range(len(SCHEDULES[0]))]
+SNAPSHOT_CONFIG = "materialized='scd2_hist', unique_key='id', meta={'bitemporal': true}"
+SNAPSHOT_EXAMPLES = [
+    # key 1 changed at the second load, restated back at the fourth; key 2 only in the late load;
+    # key 3 absent from a restatement
+    [{1: ("x", 1), 3: ("y", 0)}, {1: ("y", 1), 3: ("y", 0)}, {1: ("x", 1), 2: ("x", None), 3: ("y", 0)},
+     {1: ("x", 1)}, {1: ("x", 1), 3: ("y", 0)}, {}],
+]
+
+
+def generate_snapshots(rng: random.Random) -> list[dict]:
+    """A snapshot {key: (a, b)} of keys 1 to 4 for each load of a schedule: a key is absent
+    from a fifth of them and keeps its values in about half of the others; a quarter of the
+    snapshots after the first repeat an earlier one whole."""
+    snapshots: list[dict] = []
+    for _ in SCHEDULES[0]:
+        if snapshots and rng.random() < 0.25:
+            snapshots.append(dict(rng.choice(snapshots)))
+            continue
+        snapshot = {}
+        for key in range(1, 5):
+            if rng.random() < 0.2:
+                continue
+            before = snapshots[-1].get(key) if snapshots else None
+            snapshot[key] = before if before and rng.random() < 0.5 else (rng.choice(TEXT), rng.choice(NUMBERS))
+        snapshots.append(snapshot)
+    return snapshots
+
+
+def snapshot_reductions(history: list[dict]):
+    """A key fewer in every snapshot; a key fewer in one snapshot."""
+    for key in sorted({k for snapshot in history for k in snapshot}):
+        yield [{k: v for k, v in snapshot.items() if k != key} for snapshot in history]
+    for number, snapshot in enumerate(history):
+        for key in sorted(snapshot):
+            yield history[:number] + [{k: v for k, v in snapshot.items() if k != key}] + history[number + 1:]
+
+
+def test_restated_and_late_snapshots_keep_the_beliefs_of_the_model(project):
+    check_sequences(generate_snapshots, SNAPSHOT_EXAMPLES, lambda histories: load_snapshots(project, histories),
+                    snapshot_reductions)
+
+
+def load_snapshots(project, histories: list[list[dict]]) -> set[int]:
+    """Loads history g as group g into one table per schedule, load after load; returns the
+    groups whose table, after any load, or whose as_of answers, after the last, differ from
+    the model's."""
+    rows = [(number, grouped_key(g, key), a, b)
+            for g, history in enumerate(histories) for number, snapshot in enumerate(history)
+            for key, (a, b) in snapshot.items()]
+    project.create_source("snapshots", "load int, id int, a string, b int", rows)
+    tests = "".join(f"\n      - historize.{test}" for test in TESTS)
+    models = []
+    for table in range(len(SCHEDULES)):
+        project.sql(f"drop table if exists {project.schema}.hist_{table}")
+        project.model(f"hist_{table}", f"{{{{ config({SNAPSHOT_CONFIG}) }}}} select id, a, b "
+                                       "from {{ target.schema }}.snapshots where load = {{ var('load', -1) }}")
+        models.append(f"  - name: hist_{table}\n    data_tests:{tests}")
+    project.sql(f"drop table if exists {project.schema}.historize_loads")
+    project.write("models/hist.yml", "version: 2\nmodels:\n" + "\n".join(models) + "\n")
+
+    differing = set()
+    asked = pairs(SNAPSHOT_RECORDED)
+    for table, schedule in enumerate(SCHEDULES):
+        loads = [(INSTANTS[at], {(grouped_key(g, key),): {"a": a, "b": b} for g, history in enumerate(histories)
+                                 for key, (a, b) in history[number].items()})
+                 for number, at in enumerate(schedule)]
+        for number, at in enumerate(schedule):
+            project.run("build", "-s", f"hist_{table}", variables={
+                "load": number, "load_run_id": f"l{number}", "load_timestamp": f"{INSTANTS[at]:%Y-%m-%d %H:%M:%S}",
+                "recorded_at": f"{SNAPSHOT_RECORDED[number]:%Y-%m-%d %H:%M:%S}"})
+            expected = [(row.key[0], dict(row.attributes)["a"], dict(row.attributes)["b"], row.started_at,
+                         row.ended_at, row.state, row.recorded_at, row.superseded_at)
+                        for row in beliefs_from_snapshots(loads[:number + 1], SNAPSHOT_RECORDED[:number + 1])]
+            actual = project.table(f"hist_{table}", "id, a, b, version_started_at, version_ended_at, version_state, "
+                                                    "recorded_at, superseded_at")
+            differing |= differing_groups(actual, expected)
+
+        project.model(f"answers_{table}", "{{ config(materialized='table') }}\n" + "\nunion all\n".join(
+            f"select id, {number} as pair, a, b from ({{{{ historize.as_of(ref('hist_{table}'), \"{literal(at)}\", "
+            f"known_at=\"{literal(known_at)}\") }}}}) as v{number}"
+            for number, (at, known_at) in enumerate(asked)))
+        project.run("run", "-s", f"answers_{table}")
+        everything = beliefs_from_snapshots(loads, SNAPSHOT_RECORDED)
+        expected = [(row.key[0], number, dict(row.attributes)["a"], dict(row.attributes)["b"])
+                    for number, (at, known_at) in enumerate(asked)
+                    for row in believed_at(everything, known_at, at)]
+        differing |= differing_groups(project.table(f"answers_{table}", "id, pair, a, b"), expected)
+    return differing

@@ -201,3 +201,38 @@ def test_a_bitemporal_merge_supersedes_and_records_from_the_events_believed(rend
         "`loaded_at`, `recorded_at`, `superseded_at` ) values ( chg.`pen_prices_hist_key`, chg.`pen_id`, chg.`price`, "
         "chg.`ink`, chg.`row_hash`, chg.`version_started_at`, chg.`version_ended_at`, chg.`version_state`, "
         "chg.`load_run_id`, chg.`loaded_at`, chg.`recorded_at`, chg.`superseded_at` )")
+
+
+def test_a_bitemporal_snapshot_merge_reads_the_belief_from_its_load_to_the_next(rendered, names):
+    sql = rendered["scd2_hist-bitemporal-snapshot-merge"]
+    table, staged = names.table("price_list_hist"), names.table("price_list_hist__historize_staged")
+    at, next_at = "timestamp'2026-01-02 06:00:00.000000+00:00'", "timestamp'2026-01-03 06:00:00.000000+00:00'"
+    # the current belief from the load to the next one: the only rows it can change
+    assert sql.startswith(
+        f"merge into {table} as hist using ( with believed as ( select hist.* from {table} as hist where "
+        f"hist.`superseded_at` is null and (hist.`version_ended_at` is null or hist.`version_ended_at` >= {at}) "
+        f"and hist.`version_started_at` <= {next_at} ), ")
+    # the keys whose row at the load the snapshot changes: added, changed or gone
+    assert (f"affected_keys as ( select coalesce(src.`pen_id`, at_load.`pen_id`) as `_historize_key_0` from {staged} "
+            "as src full outer join at_load on src.`pen_id` = at_load.`pen_id` where not (src.`row_hash` <=> "
+            "at_load.`row_hash`) )") in sql
+    # per key: the version before the load, the snapshot's row, the version at the next load
+    assert (f"left join current_belief as before_load on affected_keys.`_historize_key_0` = before_load.`pen_id` "
+            f"and before_load.`version_started_at` < {at} left join {staged} as src on "
+            "affected_keys.`_historize_key_0` = src.`pen_id` left join current_belief as at_next on "
+            f"affected_keys.`_historize_key_0` = at_next.`pen_id` and at_next.`version_started_at` <= {next_at} and "
+            f"(at_next.`version_ended_at` is null or at_next.`version_ended_at` > {next_at})") in sql
+    # a restatement: a version that opens again began as it did
+    assert ("left join opened_by_change as opened on affected_keys.`_historize_key_0` = opened.`pen_id` and "
+            "before_load.`version_started_at` = opened._historize_closed_at") in sql
+    # it supersedes only rows of that belief, and reads no partition outside it
+    assert sql.endswith(
+        ") as chg on hist.`price_list_hist_key` = chg._historize_superseded_key and hist.`superseded_at` is null "
+        f"and (hist.`version_ended_at` is null or hist.`version_ended_at` >= {at}) "
+        "when matched and chg._historize_action = 'superseded' then update set "
+        f"`superseded_at` = {docs_sql.RUN_START} "
+        "when not matched and chg._historize_action = 'recorded' then insert ( `price_list_hist_key`, `pen_id`, "
+        "`price`, `ink`, `row_hash`, `version_started_at`, `version_ended_at`, `version_state`, `load_run_id`, "
+        "`loaded_at`, `recorded_at`, `superseded_at` ) values ( chg.`price_list_hist_key`, chg.`pen_id`, "
+        "chg.`price`, chg.`ink`, chg.`row_hash`, chg.`version_started_at`, chg.`version_ended_at`, "
+        "chg.`version_state`, chg.`load_run_id`, chg.`loaded_at`, chg.`recorded_at`, chg.`superseded_at` )")

@@ -6,7 +6,18 @@
   {#- refuse: a load older than the table's newest is refused. reconcile: it is
       applied where it belongs in time (_scd2_hist_reconcile.sql), which needs
       the record of every load (the load ledger) and the one-MERGE strategy. -#}
-  {%- set out_of_order = historize._read_option('out_of_order', 'refuse', one_of=['refuse', 'reconcile']) -%}
+  {#- bitemporal: the table keeps every belief, what was true when as recorded
+      when (docs/bitemporal.md): each row also has recorded_at, the run that
+      recorded it, and superseded_at, the run that stopped believing it. From
+      snapshots it places late loads as reconcile does, so it implies it. -#}
+  {%- set bitemporal = historize._read_option('bitemporal', false, one_of=[true, false]) -%}
+  {%- set input = historize._read_option('input', 'snapshot', one_of=['snapshot', 'changes']) -%}
+  {%- set out_of_order = historize._read_option('out_of_order', 'reconcile' if bitemporal and input == 'snapshot' else 'refuse',
+        one_of=['refuse', 'reconcile']) -%}
+  {%- if execute and bitemporal and input == 'snapshot' and out_of_order != 'reconcile' -%}
+    {{ exceptions.raise_compiler_error("historize: model " ~ cfg.model_name ~ ": bitemporal keeps late loads and "
+        ~ "restatements as beliefs, so it implies out_of_order 'reconcile'; out_of_order is '" ~ out_of_order ~ "'") }}
+  {%- endif -%}
   {%- if out_of_order == 'reconcile' and strategy != 'merge' and execute -%}
     {{ exceptions.raise_compiler_error("historize: model " ~ cfg.model_name ~ ": out_of_order 'reconcile' needs "
         ~ "strategy 'merge' (a late load rewrites versions after it in one MERGE); strategy is '" ~ strategy ~ "'") }}
@@ -15,7 +26,6 @@
       of the select is an event, the key's full image after one change
       (_scd2_hist_events.sql), ordered per key by sequence_by; deleted_when
       marks a delete. -#}
-  {%- set input = historize._read_option('input', 'snapshot', one_of=['snapshot', 'changes']) -%}
   {%- set sequence_by = historize._as_name_list('sequence_by', historize._read_option('sequence_by', [])) -%}
   {%- set deleted_when = historize._read_option('deleted_when', none) -%}
   {%- if execute and input == 'changes' -%}
@@ -39,15 +49,11 @@
       its columns named by adopt_columns), whose versions the model's first load
       takes over (_scd2_hist_adopt.sql); adopt_repair: the kinds of defect found
       in it that are repaired (their rows set aside) instead of refused. -#}
-  {#- bitemporal: the table keeps every belief, what was true when as recorded
-      when (docs/bitemporal.md): each row also has recorded_at, the run that
-      recorded it, and superseded_at, the run that stopped believing it. -#}
-  {%- set bitemporal = historize._read_option('bitemporal', false, one_of=[true, false]) -%}
-  {%- if execute and bitemporal and input != 'changes' -%}
-    {{ exceptions.raise_compiler_error("historize: model " ~ cfg.model_name ~ ": bitemporal needs input 'changes' "
-        ~ "(events, whose corrections it keeps); with input 'snapshot' it is not built yet") }}
-  {%- endif -%}
   {%- set adoption = historize._adoption_options(cfg, with_columns=true) -%}
+  {%- if execute and adoption.adopt_from is not none and bitemporal -%}
+    {{ exceptions.raise_compiler_error("historize: model " ~ cfg.model_name ~ ": adopt_from takes over one timeline; "
+        ~ "a bitemporal table starts its beliefs at its first load. Nothing was written") }}
+  {%- endif -%}
   {%- if execute and adoption.adopt_from is not none and input == 'changes' -%}
     {{ exceptions.raise_compiler_error("historize: model " ~ cfg.model_name ~ ": adopt_from applies to input "
         ~ "'snapshot'; input is 'changes'") }}
@@ -72,10 +78,11 @@
   {%- if bitemporal -%}
     {%- do cfg.tblproperties.update({'historize.bitemporal': 'true'}) -%}
   {%- endif -%}
-  {#- From events, a load closes few versions spread over the open partition: deletion
-      vectors mark them instead of copying the files they sit in, so that its writes follow
-      its events, unless the model's tblproperties say otherwise. -#}
-  {%- if input == 'changes' and 'delta.enableDeletionVectors' not in cfg.tblproperties -%}
+  {#- From events, or on a bitemporal table, a load closes or supersedes few versions
+      spread over the open partition: deletion vectors mark them instead of copying the
+      files they sit in, so that its writes follow its changes, unless the model's
+      tblproperties say otherwise. -#}
+  {%- if (input == 'changes' or bitemporal) and 'delta.enableDeletionVectors' not in cfg.tblproperties -%}
     {%- do cfg.tblproperties.update({'delta.enableDeletionVectors': 'true'}) -%}
   {%- endif -%}
   {#- Open versions apart from closed ones: a load reads and rewrites only the
@@ -140,9 +147,13 @@
 
 
 {#- Expressions of a new open version, in table column order, from a relation
-    `alias` holding the select's columns. -#}
+    `alias` holding the select's columns. On a bitemporal table it is recorded
+    by this run, and its version key names when. -#}
 {% macro _scd2_hist_new_version_values(cfg, business_columns, alias, state_sql) %}
-  {%- set values = [historize._version_key(cfg.unique_key, alias)] -%}
+  {%- set identity = [] -%}
+  {%- for name in cfg.unique_key -%}{%- do identity.append(historize._quote(name, alias)) -%}{%- endfor -%}
+  {%- set values = [historize.hash_key(identity + [historize.load_timestamp_sql()]
+        + ([historize.recorded_at_sql()] if cfg.bitemporal else []))] -%}
   {%- for name in business_columns + [cfg.hash_column] -%}
     {%- do values.append(historize._quote(name, alias)) -%}
   {%- endfor -%}
@@ -153,6 +164,9 @@
       historize._string_literal(historize.load_run_id()),
       historize._utc_literal(run_started_at),
   ]) -%}
+  {%- if cfg.bitemporal -%}
+    {%- do values.extend([historize.recorded_at_sql(), 'cast(null as timestamp)']) -%}
+  {%- endif -%}
   {{ return(values) }}
 {% endmacro %}
 

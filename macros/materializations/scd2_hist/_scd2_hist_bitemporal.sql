@@ -15,10 +15,13 @@
     does not supersede are never rewritten. -#}
 
 
-{#- The MERGE of a bitemporal load. Steps:
-      pending_keys    the keys with pending events
-      current_belief  their rows of the current belief (superseded_at NULL)
-      new_belief      their versions from every event recorded, as believed now
+{#- The MERGE of a bitemporal load, from either input. `belief_steps` are the
+    CTEs of its input that end in two:
+      current_belief  the rows of the current belief (superseded_at NULL) the
+                      load may replace
+      new_belief      the versions that replace them, as believed now, in the
+                      columns `columns`
+    then:
       compared        the two by key and start: a version in both with the same
                       end, state and row_hash is unchanged; one only believed
                       is superseded; one only in the new belief is recorded;
@@ -26,32 +29,21 @@
                       recorded)
       historize_changes  a row to supersede (matched by its version key) or to
                       record (matching nothing) for each
-    Guarded by `guard` (_unchanged_since). -#}
-{% macro _scd2_hist_beliefs_merge_sql(cfg, history, events, business_columns, attributes, guard) %}
+    Guarded by `guard` (_unchanged_since). The rows it supersedes are those of
+    `scope`, a predicate on the table as `hist` that holds for every row of
+    current_belief (so that Delta reads no partition outside it); by default
+    the current belief. -#}
+{% macro _scd2_hist_beliefs_merge_sql(cfg, history, columns, belief_steps, guard, scope=none) %}
   {%- set keys, q = cfg.unique_key, historize._quote -%}
-  {%- set table_columns = historize._scd2_hist_table_columns(cfg, business_columns) -%}
-  {%- set compared_columns = [cfg.hash_column, cfg.valid_to, cfg.state] %}
+  {%- set compared_columns = [cfg.hash_column, cfg.valid_to, cfg.state] -%}
+  {%- set hist_current = q(cfg.superseded_at, 'hist') ~ ' is null' %}
     merge into {{ history }} as hist
     using (
-        with pending_keys as (
-            {{ historize._scd2_hist_pending_keys_sql(cfg, events) | indent(8) }}
-        ),
-
-        current_belief as (
-            select hist.*
-            from {{ history }} as hist
-            left semi join pending_keys
-                on {{ historize._key_join(keys, 'hist', 'pending_keys') }}
-            where hist.{{ q(cfg.superseded_at) }} is null
-        ),
-
-        new_belief as (
-            {{ historize._scd2_hist_versions_sql(cfg, events, business_columns, attributes, keys_of='pending_keys') | indent(8) }}
-        ),
+        with {{ belief_steps | trim }},
 
         compared as (
             select
-                {%- for name in table_columns %}
+                {%- for name in columns %}
                 new_belief.{{ q(name) }},
                 {%- endfor %}
                 current_belief.{{ q(cfg.version_key) }} as _historize_believed_key,
@@ -71,7 +63,7 @@
         historize_changes as (
             select
                 compared._historize_believed_key as _historize_superseded_key,
-                {%- for name in table_columns %}
+                {%- for name in columns %}
                 compared.{{ q(name) }},
                 {%- endfor %}
                 'superseded' as _historize_action
@@ -80,7 +72,7 @@
             union all
             select
                 cast(null as binary) as _historize_superseded_key,
-                {%- for name in table_columns %}
+                {%- for name in columns %}
                 compared.{{ q(name) }},
                 {%- endfor %}
                 'recorded' as _historize_action
@@ -91,14 +83,38 @@
         {{ historize._guarded_rows_sql('historize_changes', guard) | trim | indent(4) }}
     ) as chg
     on hist.{{ q(cfg.version_key) }} = chg._historize_superseded_key
-        and hist.{{ q(cfg.superseded_at) }} is null
+        and {{ scope or hist_current }}
     when matched and chg._historize_action = 'superseded' then update set
         {{ q(cfg.superseded_at) }} = {{ historize.recorded_at_sql() }}
     when not matched and chg._historize_action = 'recorded' then insert (
-        {{ historize._column_list(table_columns) }}
+        {{ historize._column_list(columns) }}
     ) values (
-        {{ historize._column_list(table_columns, 'chg') }}
+        {{ historize._column_list(columns, 'chg') }}
     )
+{% endmacro %}
+
+
+{#- The belief steps of a load of events (_scd2_hist_beliefs_merge_sql):
+      pending_keys    the keys with pending events
+      current_belief  their rows of the current belief
+      new_belief      their versions from every event recorded, as believed now -#}
+{% macro _scd2_hist_event_beliefs_sql(cfg, history, events, business_columns, attributes) %}
+  {%- set keys, q = cfg.unique_key, historize._quote %}
+        pending_keys as (
+            {{ historize._scd2_hist_pending_keys_sql(cfg, events) | indent(8) }}
+        ),
+
+        current_belief as (
+            select hist.*
+            from {{ history }} as hist
+            left semi join pending_keys
+                on {{ historize._key_join(keys, 'hist', 'pending_keys') }}
+            where hist.{{ q(cfg.superseded_at) }} is null
+        ),
+
+        new_belief as (
+            {{ historize._scd2_hist_versions_sql(cfg, events, business_columns, attributes, keys_of='pending_keys') | indent(8) }}
+        )
 {% endmacro %}
 
 
@@ -137,11 +153,15 @@
 {% macro _scd2_hist_newest_recorded_sql(cfg, history, events) %}
   {%- set q = historize._quote %}
     with recorded as (
+        {%- if events is not none %}
         select recorded_at, load_run_id
         from {{ events }}
-        {%- if history is not none %}
+        {%- endif %}
+        {%- if events is not none and history is not none %}
         union all
-        select {{ q(cfg.recorded_at) }}, {{ q(cfg.load_run_id) }}
+        {%- endif %}
+        {%- if history is not none %}
+        select {{ q(cfg.recorded_at) }} as recorded_at, {{ q(cfg.load_run_id) }} as load_run_id
         from {{ history }}
         where {{ q(cfg.superseded_at) }} is null
         union all

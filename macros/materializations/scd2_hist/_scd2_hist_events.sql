@@ -94,8 +94,9 @@
   {%- endif -%}
   {%- set guard = historize._unchanged_since(load.read, cfg, refuse_older=false) -%}
   {%- if cfg.bitemporal -%}
-    {{ return(historize._scd2_hist_beliefs_merge_sql(cfg, load.history, load.events.relation, columns.business,
-        columns.attributes, guard)) }}
+    {{ return(historize._scd2_hist_beliefs_merge_sql(cfg, load.history, historize._scd2_hist_table_columns(cfg, columns.business),
+        historize._scd2_hist_event_beliefs_sql(cfg, load.history, load.events.relation, columns.business, columns.attributes),
+        guard)) }}
   {%- endif -%}
   {%- if load.checked.in_order -%}
     {{ return(historize._scd2_hist_events_continued_merge_sql(cfg, load.history, load.events.relation, columns.business,

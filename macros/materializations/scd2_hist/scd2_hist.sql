@@ -72,6 +72,8 @@
 {#- The path a load takes, one of:
       events      input='changes' (_scd2_hist_events.sql)
       first_load  a snapshot into a table that does not exist (_scd2_hist_first_load.sql)
+      beliefs     a snapshot into a bitemporal table, in time order, late or
+                  restating a load (_scd2_hist_beliefs.sql)
       late        a snapshot older than the table's newest load, with out_of_order='reconcile'
                   (_scd2_hist_reconcile.sql)
       merge       a snapshot in time order, strategy 'merge' (_scd2_hist_merge.sql)
@@ -82,6 +84,8 @@
     {{ return('events') }}
   {%- elif load.found.relation is none -%}
     {{ return('first_load') }}
+  {%- elif load.cfg.bitemporal -%}
+    {{ return('beliefs') }}
   {%- elif load.timeline and load.timeline.newest and load.timeline.newest > historize.load_timestamp() -%}
     {{ return('late') }}
   {%- endif -%}
