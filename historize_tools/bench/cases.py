@@ -12,8 +12,8 @@ from typing import Any
 
 from historize_tools import dbt_runner as dbt
 from historize_tools.bench import SCHEMA
-from historize_tools.bench.contenders import (SCD2_CONTENDERS, dbt_load, load_into, lower_bound, pyspark_fivetran,
-                                              pyspark_type6)
+from historize_tools.bench.contenders import (LEDGER_CONTENDERS, SCD2_CONTENDERS, dbt_load, load_into, lower_bound,
+                                              pyspark_fivetran, pyspark_type6)
 from historize_tools.bench.data import (FATE, generate_fivetran, generate_type6, make_daily_snapshot, make_dbt_snapshot,
                                        make_snapshot)
 from historize_tools.bench.measure import (Contender, Profile, Result, assert_same_history, delta_version,
@@ -53,9 +53,9 @@ class Scd2Load:
 
 def build_history(bench: Bench, load: Scd2Load) -> dict[str, int]:
     """Each contender's table through `load.depth` loads (every key changes in each);
-    returns each table's version after them."""
+    returns each table's version after them, and the ledger's when a contender keeps it."""
     session = bench.session
-    for name in load.contenders + ("lower_bound_output",):
+    for name in load.contenders + ("lower_bound_output", "historize_loads"):
         session.sql(f"drop table if exists {SCHEMA}.{name}")
     columns = None
     bases = {}
@@ -66,7 +66,17 @@ def build_history(bench: Bench, load: Scd2Load) -> dict[str, int]:
             load_into(session, bench.project, name, f"history_{version}", f"2026-01-{version + 1:02d} 00:00:00", columns)
     for name in load.contenders:
         bases[name] = delta_version(session, f"{SCHEMA}.{name}")
+    if set(load.contenders) & set(LEDGER_CONTENDERS):
+        bases["historize_loads"] = delta_version(session, f"{SCHEMA}.historize_loads")
     return bases
+
+
+def restore_contender(session, name: str, bases: dict[str, int]) -> int:
+    """A contender's table back to its version in `bases`, with the ledger if it keeps it;
+    returns the table's version."""
+    if name in LEDGER_CONTENDERS:
+        restore(session, f"{SCHEMA}.historize_loads", bases["historize_loads"])
+    return restore(session, f"{SCHEMA}.{name}", bases[name])
 
 
 def scd2_case(bench: Bench, load: Scd2Load) -> list[Result]:
@@ -82,7 +92,7 @@ def scd2_case(bench: Bench, load: Scd2Load) -> list[Result]:
     case = {"keys": load.keys, "depth": load.depth, "changed": load.changed, "deleted": load.deleted, "new": load.new}
     racing = [
         Contender(name, f"{SCHEMA}.{name}",
-                  reset=lambda name=name: restore(session, f"{SCHEMA}.{name}", bases[name]),
+                  reset=lambda name=name: restore_contender(session, name, bases),
                   load=lambda profile, name=name: load_into(session, project, name, "measured", MEASURED_AT, columns,
                                                             profile))
         for name in contenders
@@ -275,8 +285,9 @@ def changes_case(bench: Bench, keys: int, changed: int, depth: int, attributes: 
     as change events (scd2_hist with input='changes', its history built from every
     load's rows as events at that load's time, in one load; and from the Change Data Feed
     of a table kept as the snapshots, loaded after each of its commits), against the same
-    change as a snapshot load (scd2_hist) and dbt's snapshot. All four must hold the same
-    history."""
+    change as a snapshot load (scd2_hist) and dbt's snapshot; and the events model keeping
+    every belief (bitemporal). All must hold the same history (a bitemporal one as its
+    current belief)."""
     session, project = bench.session, bench.project
     load = Scd2Load(keys, depth=depth, changed=changed / keys, deleted=0.0, new=0.0, attributes=attributes,
                     contenders=("scd2_hist",))
@@ -285,12 +296,14 @@ def changes_case(bench: Bench, keys: int, changed: int, depth: int, attributes: 
     make_dbt_snapshot(session, "dbt_snapshot", [f"history_{version}" for version in range(depth)],
                       [f"2026-01-{version + 1:02d} 00:00:00" for version in range(depth)])
     bases["dbt_snapshot"] = delta_version(session, f"{SCHEMA}.dbt_snapshot")
-    for table in ("events_hist", "events_hist__historize_events", "cdf_hist", "cdf_hist__historize_events"):
+    for table in ("events_hist", "events_hist__historize_events", "cdf_hist", "cdf_hist__historize_events",
+                  "events_bitemporal_hist", "events_bitemporal_hist__historize_events"):
         session.sql(f"drop table if exists {SCHEMA}.{table}")
     session.sql(f"create or replace table {SCHEMA}.history_events using delta as " + " union all ".join(
         f"select *, timestamp'2026-01-{version + 1:02d} 00:00:00' as changed_at from {SCHEMA}.history_{version}"
         for version in range(depth)))
     dbt_load(project, "events_hist", "history_events", MEASURED_AT)
+    dbt_load(project, "events_bitemporal_hist", "history_events", MEASURED_AT)
     session.sql(f"drop table {SCHEMA}.history_events")
     make_snapshot(session, "measured", keys, attributes, bench.seed, base=depth - 1, changed=changed / keys)
     session.sql(f"create or replace table {SCHEMA}.measured_events using delta as "
@@ -308,7 +321,8 @@ def changes_case(bench: Bench, keys: int, changed: int, depth: int, attributes: 
         dbt_load(project, "cdf_hist", "cdf_source", MEASURED_AT)
     vacuum(session, *(f"{SCHEMA}.{table}" for table in ("scd2_hist", "dbt_snapshot", "cdf_source", "events_hist",
                                                         "events_hist__historize_events", "cdf_hist",
-                                                        "cdf_hist__historize_events")))
+                                                        "cdf_hist__historize_events", "events_bitemporal_hist",
+                                                        "events_bitemporal_hist__historize_events")))
     merge_into_source(session, f"{SCHEMA}.measured_events", columns)
 
     session.sql(f"create or replace table {SCHEMA}.no_events using delta as select * from {SCHEMA}.measured_events where false")
@@ -330,6 +344,7 @@ def changes_case(bench: Bench, keys: int, changed: int, depth: int, attributes: 
     # before it writes (the model's measured load comes after it in every repetition).
     racing = [restoring_events("scd2_hist_events_empty_batch", "events_hist", "no_events"),
               restoring_events("scd2_hist_events", "events_hist", "measured_events"),
+              restoring_events("scd2_hist_events_bitemporal", "events_bitemporal_hist", "measured_events"),
               restoring_events("scd2_hist_cdf", "cdf_hist", "measured_events")]
     racing += [Contender(name, f"{SCHEMA}.{name}", reset=lambda name=name: restore(session, f"{SCHEMA}.{name}", bases[name]),
                          load=lambda profile, name=name: load_into(session, project, name, "measured", MEASURED_AT, columns,
@@ -337,7 +352,7 @@ def changes_case(bench: Bench, keys: int, changed: int, depth: int, attributes: 
                for name in ("scd2_hist", "dbt_snapshot")]
     case = {"keys": keys, "depth": depth, "changed_keys": changed}
     results = race(session, racing, bench.repetitions(keys), **case)
-    assert_same_history(["scd2_hist", "events_hist", "cdf_hist", "dbt_snapshot"],
+    assert_same_history(["scd2_hist", "events_hist", "events_bitemporal_hist", "cdf_hist", "dbt_snapshot"],
                         lambda name: history_signature(session, name, columns), case)
     return results
 

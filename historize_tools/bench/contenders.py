@@ -160,6 +160,12 @@ MODELS = {
     # a missed day loaded late, against rebuilding the history from every snapshot
     "backfill_hist": "{{ config(materialized='scd2_hist', unique_key='id', meta={'out_of_order': 'reconcile'}) }}\n"
                      "select * from historize_bench.{{ var('snapshot') }}\n",
+    # the same model keeping every belief (bitemporal), from snapshots and from change events
+    "scd2_hist_bitemporal": "{{ config(materialized='scd2_hist', unique_key='id', meta={'bitemporal': true}) }}\n"
+                            "select * from historize_bench.{{ var('snapshot') }}\n",
+    "events_bitemporal_hist": "{{ config(materialized='scd2_hist', unique_key='id', meta={'bitemporal': true, "
+                              "'input': 'changes', 'sequence_by': 'changed_at'}) }}\n"
+                              "select * from historize_bench.{{ var('snapshot') }}\n",
     "rebuilt_hist": "{{ config(materialized='scd2_hist', unique_key='id') }}\n"
                     "select * from historize_bench.{{ var('snapshot') }}\n",
     # the same history from change events: each load's rows as events at its time
@@ -218,7 +224,10 @@ models:
           arguments: {{since: "{{{{ var('since', '1900-01-01 00:00:00') }}}}"}}
           config: {{tags: [invariants_since]}}
 """ for test in INVARIANT_TESTS)
-SCD2_CONTENDERS = ("scd2_hist", "dbt_snapshot", "pyspark_two_pass")
+SCD2_CONTENDERS = ("scd2_hist", "dbt_snapshot", "pyspark_two_pass", "scd2_hist_bitemporal")
+# The contenders whose loads append to the load ledger (historize_loads), which a repetition
+# puts back with their table: a load the ledger already holds would be a restatement.
+LEDGER_CONTENDERS = ("scd2_hist_bitemporal",)
 SMALL_MODEL = ("{{{{ config(materialized='scd2_hist', unique_key='id', tags=['small']) }}}}\n"
                "select * from historize_bench.small_{index}_{{{{ var('small_load') }}}}\n")
 SMALL_SNAPSHOT = """\

@@ -183,14 +183,18 @@ def race(session, contenders: list[Contender], repeat: int, **facts) -> list[Res
 
 
 def history_signature(session, name: str, attributes: list[str]):
-    """What every contender must agree on: each key's versions, in order, and which is open."""
+    """What every contender must agree on: each key's versions, in order, and which is open
+    (of a bitemporal table, its current belief's)."""
     table = f"{SCHEMA}.{name}"
-    start, end = (("dbt_valid_from", "dbt_valid_to") if "dbt_valid_from" in session.table(table).columns
+    columns = session.table(table).columns
+    start, end = (("dbt_valid_from", "dbt_valid_to") if "dbt_valid_from" in columns
                   else ("version_started_at", "version_ended_at"))
+    believed = "where superseded_at is null" if "superseded_at" in columns else ""
     return session.sql(f"""
         select id, {', '.join(attributes)}, {end} is null as is_open,
             row_number() over (partition by id order by {start}) as version_number
         from {table}
+        {believed}
     """)
 
 

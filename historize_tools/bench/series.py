@@ -99,6 +99,22 @@ def size_summary(results: Results) -> dict:
             for r in size if r["contender"] == "scd2_hist"},
         "scd2_hist_over_pyspark": ratio(hist, seconds(results, "pyspark_two_pass", **main_case)),
         "scd2_hist_over_lower_bound": ratio(hist, seconds(results, "lower_bound", **main_case)),
+        **bitemporal_summary(size),
+    }
+
+
+def bitemporal_summary(size: Results) -> dict:
+    """The bitemporal model's load over the same model's of one timeline at each N, and
+    its rows written per key the load changes (changed, deleted or new)."""
+    mine = [r for r in size if r["contender"] == "scd2_hist_bitemporal"]
+    if not mine:
+        return {}
+    return {
+        "bitemporal_over_scd2_hist_by_keys": {
+            r["keys"]: ratio(r["seconds_median"], seconds(size, "scd2_hist", keys=r["keys"])) for r in mine},
+        "bitemporal_rows_written_per_changed_key_by_keys": {
+            r["keys"]: round(r["rows_written"] / (r["keys"] * (r["changed"] + r["deleted"] + r["new"])), 2)
+            for r in mine},
     }
 
 
@@ -222,7 +238,7 @@ def changes_summary(results: Results) -> dict:
     empty = [seconds(results, "scd2_hist_events_empty_batch", series="changes", keys=k) for k in by_keys]
     if None not in empty:
         summary["events_empty_batch_seconds"] = [round(s, 2) for s in empty]
-    for feed in ("events", "cdf"):
+    for feed in ("events", "events_bitemporal", "cdf"):
         loads = {k: seconds(results, f"scd2_hist_{feed}", series="changes", keys=k) for k in by_keys}
         if None in loads.values():
             continue  # a run before the Change Data Feed was measured
@@ -233,6 +249,14 @@ def changes_summary(results: Results) -> dict:
                                           for k in by_keys],
             f"{feed}_largest_over_smallest": ratio(loads[by_keys[-1]], loads[by_keys[0]]),
         })
+    bitemporal = {k: seconds(results, "scd2_hist_events_bitemporal", series="changes", keys=k) for k in by_keys}
+    if None not in bitemporal.values():
+        summary["events_bitemporal_over_events"] = [
+            ratio(bitemporal[k], seconds(results, "scd2_hist_events", series="changes", keys=k)) for k in by_keys]
+        summary["events_bitemporal_rows_written_per_changed_key"] = [
+            round(next(r["rows_written"] for r in changes if r["contender"] == "scd2_hist_events_bitemporal"
+                       and r["keys"] == k) / next(r["changed_keys"] for r in changes if r["keys"] == k), 2)
+            for k in by_keys]
     return {"changes": summary}
 
 
