@@ -207,24 +207,25 @@ def test_a_bitemporal_snapshot_merge_reads_the_belief_from_its_load_to_the_next(
     sql = rendered["scd2_hist-bitemporal-snapshot-merge"]
     table, staged = names.table("price_list_hist"), names.table("price_list_hist__historize_staged")
     at, next_at = "timestamp'2026-01-02 06:00:00.000000+00:00'", "timestamp'2026-01-03 06:00:00.000000+00:00'"
-    # the current belief from the load to the next one: the only rows it can change
+    # one read of the current belief from the load to the next one (the only rows it can
+    # change): per key, the versions in effect before the load, at it and at the next load
     assert sql.startswith(
-        f"merge into {table} as hist using ( with believed as ( select hist.* from {table} as hist where "
-        f"hist.`superseded_at` is null and (hist.`version_ended_at` is null or hist.`version_ended_at` >= {at}) "
-        f"and hist.`version_started_at` <= {next_at} ), ")
+        f"merge into {table} as hist using ( with believed as ( select hist.`pen_id`, first(struct(hist.*)) filter "
+        f"(where hist.`version_started_at` < {at}) as before_load, first(struct(hist.*)) filter ( where "
+        f"hist.`version_started_at` <= {at} and (hist.`version_ended_at` is null or hist.`version_ended_at` > {at}) ) "
+        f"as at_load, first(struct(hist.*)) filter ( where hist.`version_started_at` <= {next_at} and "
+        f"(hist.`version_ended_at` is null or hist.`version_ended_at` > {next_at}) ) as at_next from {table} as hist "
+        f"where hist.`superseded_at` is null and (hist.`version_ended_at` is null or hist.`version_ended_at` >= {at}) "
+        f"and hist.`version_started_at` <= {next_at} group by hist.`pen_id` ), ")
     # the keys whose row at the load the snapshot changes: added, changed or gone
-    assert (f"affected_keys as ( select coalesce(src.`pen_id`, at_load.`pen_id`) as `_historize_key_0` from {staged} "
-            "as src full outer join at_load on src.`pen_id` = at_load.`pen_id` where not (src.`row_hash` <=> "
-            "at_load.`row_hash`) )") in sql
-    # per key: the version before the load, the snapshot's row, the version at the next load
-    assert (f"left join current_belief as before_load on affected_keys.`_historize_key_0` = before_load.`pen_id` "
-            f"and before_load.`version_started_at` < {at} left join {staged} as src on "
-            "affected_keys.`_historize_key_0` = src.`pen_id` left join current_belief as at_next on "
-            f"affected_keys.`_historize_key_0` = at_next.`pen_id` and at_next.`version_started_at` <= {next_at} and "
-            f"(at_next.`version_ended_at` is null or at_next.`version_ended_at` > {next_at})") in sql
+    assert (f"from {staged} as src full outer join believed on src.`pen_id` = believed.`pen_id` "
+            "where not (src.`row_hash` <=> believed.at_load.`row_hash`) )") in sql
+    # the versions they replace, each once
+    assert ("current_belief as ( select inline(array_distinct(filter( array(affected.before_load, affected.at_load, "
+            "affected.at_next), version -> version is not null))) from affected )") in sql
     # a restatement: a version that opens again began as it did
-    assert ("left join opened_by_change as opened on affected_keys.`_historize_key_0` = opened.`pen_id` and "
-            "before_load.`version_started_at` = opened._historize_closed_at") in sql
+    assert ("left join opened_by_change as opened on affected.`_historize_key_0` = opened.`pen_id` and "
+            "affected.before_load.`version_started_at` = opened._historize_closed_at") in sql
     # it supersedes only rows of that belief, and reads no partition outside it
     assert sql.endswith(
         ") as chg on hist.`price_list_hist_key` = chg._historize_superseded_key and hist.`superseded_at` is null "

@@ -65,12 +65,14 @@
 
 {#- The belief steps of a snapshot at load_timestamp (`at`), the first load
     after it at `timeline.next` (none: there is none):
-      believed        the current belief's versions in effect from `at` to `next`
-      at_load         those in effect at `at`
-      affected_keys   the keys whose row at `at` the snapshot changes
+      believed        per key, the current belief's versions in effect just
+                      before `at`, at `at` and at `next` (structs), in one
+                      read of the table
+      affected        the keys whose row at `at` the snapshot changes, with
+                      their three sides (before_load, snapshot_row, at_next),
+                      whether each is there and whether neighbours are equal
       current_belief  their believed versions: the ones replaced
-      sides           per key, its three sides as structs, whether each is
-                      there and whether neighbours are equal
+      sides           with how `before_load` began
       ends            where the versions beginning with `before_load` and
                       with the snapshot's row end
       new_belief      the versions of those sides
@@ -114,34 +116,49 @@ case
 end
   {%- endset %}
         believed as (
-            select hist.*
+            select
+                {{ historize._column_list(keys, 'hist', lines=true) }},
+                first(struct(hist.*)) filter (where hist.{{ valid_from }} < {{ at }}) as before_load,
+                first(struct(hist.*)) filter (
+                    where hist.{{ valid_from }} <= {{ at }} and (hist.{{ valid_to }} is null or hist.{{ valid_to }} > {{ at }})
+                ) as at_load,
+                first(struct(hist.*)) filter (
+                    {%- if next_at %}
+                    where hist.{{ valid_from }} <= {{ next_at }} and (hist.{{ valid_to }} is null or hist.{{ valid_to }} > {{ next_at }})
+                    {%- else %}
+                    where false
+                    {%- endif %}
+                ) as at_next
             from {{ history }} as hist
             where {{ historize._scd2_hist_beliefs_scope(cfg, 'hist') }}
                 {%- if next_at %}
                 and hist.{{ valid_from }} <= {{ next_at }}
                 {%- endif %}
+            group by {{ historize._column_list(keys, 'hist') }}
         ),
 
-        at_load as (
-            select believed.*
-            from believed
-            where believed.{{ valid_from }} <= {{ at }}
-                and (believed.{{ valid_to }} is null or believed.{{ valid_to }} > {{ at }})
-        ),
-
-        affected_keys as (
-            select {{ historize._change_set_keys(keys, 'src', 'at_load') }}
+        affected as (
+            select
+                {{ historize._change_set_keys(keys, 'src', 'believed') }},
+                believed.before_load,
+                struct(src.*) as snapshot_row,
+                believed.at_load,
+                believed.at_next,
+                believed.before_load.{{ q(cfg.version_key) }} is not null as has_before,
+                src.{{ q(keys[0]) }} is not null as has_row,
+                believed.at_next.{{ q(cfg.version_key) }} is not null as has_after,
+                coalesce(believed.before_load.{{ hash }} = src.{{ hash }}, false) as before_is_row,
+                coalesce(src.{{ hash }} = believed.at_next.{{ hash }}, false) as row_is_after
             from {{ staged }} as src
-            full outer join at_load
-                on {{ historize._key_join(keys, 'src', 'at_load') }}
-            where not (src.{{ hash }} <=> at_load.{{ hash }})
+            full outer join believed
+                on {{ historize._key_join(keys, 'src', 'believed') }}
+            where not (src.{{ hash }} <=> believed.at_load.{{ hash }})
         ),
 
         current_belief as (
-            select believed.*
-            from believed
-            left semi join affected_keys
-                on {{ historize._key_join(keys, 'believed', 'affected_keys', key_names) }}
+            select inline(array_distinct(filter(
+                array(affected.before_load, affected.at_load, affected.at_next), version -> version is not null)))
+            from affected
         ),
         {%- if timeline.known %}
 
@@ -150,8 +167,8 @@ end
                 {{ historize._column_list(keys, 'hist') }},
                 hist.{{ valid_to }} as _historize_closed_at
             from {{ history }} as hist
-            left semi join affected_keys
-                on {{ historize._key_join(keys, 'hist', 'affected_keys', key_names) }}
+            left semi join affected
+                on {{ historize._key_join(keys, 'hist', 'affected', key_names) }}
             where hist.{{ q(cfg.superseded_at) }} is null
                 and hist.{{ valid_to }} < {{ at }}
                 and hist.{{ q(cfg.state) }} = 'changed'
@@ -160,40 +177,19 @@ end
 
         sides as (
             select
-                {{ historize._column_list(key_names, 'affected_keys', lines=true) }},
-                struct(before_load.*) as before_load,
-                struct(src.*) as snapshot_row,
-                struct(at_next.*) as at_next,
-                before_load.{{ q(cfg.version_key) }} is not null as has_before,
-                src.{{ q(keys[0]) }} is not null as has_row,
-                at_next.{{ q(cfg.version_key) }} is not null as has_after,
-                coalesce(before_load.{{ hash }} = src.{{ hash }}, false) as before_is_row,
-                coalesce(src.{{ hash }} = at_next.{{ hash }}, false) as row_is_after,
+                affected.*,
                 case
-                    when before_load.{{ valid_to }} is null then before_load.{{ q(cfg.state) }}
+                    when affected.before_load.{{ valid_to }} is null then affected.before_load.{{ q(cfg.state) }}
                     {%- if timeline.known %}
                     when opened.{{ q(keys[0]) }} is not null then 'changed'
                     else 'new'
                     {%- endif %}
                 end as before_began
-            from affected_keys
-            left join current_belief as before_load
-                on {{ historize._key_join(key_names, 'affected_keys', 'before_load', keys) }}
-                    and before_load.{{ valid_from }} < {{ at }}
-            left join {{ staged }} as src
-                on {{ historize._key_join(key_names, 'affected_keys', 'src', keys) }}
-            left join current_belief as at_next
-                on {{ historize._key_join(key_names, 'affected_keys', 'at_next', keys) }}
-                {%- if next_at %}
-                    and at_next.{{ valid_from }} <= {{ next_at }}
-                    and (at_next.{{ valid_to }} is null or at_next.{{ valid_to }} > {{ next_at }})
-                {%- else %}
-                    and false
-                {%- endif %}
+            from affected
             {%- if timeline.known %}
             left join opened_by_change as opened
-                on {{ historize._key_join(key_names, 'affected_keys', 'opened', keys) }}
-                    and before_load.{{ valid_from }} = opened._historize_closed_at
+                on {{ historize._key_join(key_names, 'affected', 'opened', keys) }}
+                    and affected.before_load.{{ valid_from }} = opened._historize_closed_at
             {%- endif %}
         ),
 
