@@ -5,8 +5,12 @@ from __future__ import annotations
 
 import datetime as dt
 
+import pytest
+
 from probes import StatementProbe, kill_after_each_write, schema_folder, tables_and_versions
 from projects import load_reports, report
+
+from historize_tools import dbt_runner as dbt
 
 EVENTS = "id int, name string, changed_at timestamp, seq int, op string"
 CONFIG = ("materialized='scd2_hist', unique_key='id', meta={'bitemporal': true, 'input': 'changes', "
@@ -153,19 +157,33 @@ def test_as_of_answers_what_was_believed_and_recorded_since_what_changed(project
     assert project.table("now", "*", "id") == [(1, "b"), (2, "y")]
 
 
-def test_a_bitemporal_load_killed_after_any_statement_ends_correct_when_rerun(project):
-    """As the events path's kill test: load 2 (a correction and a late event) runs once
-    uninterrupted, then from the same start it is killed after its first write, its rerun
-    after its own first write, and so on; after each kill the current belief has no key
-    open twice, and the end equals the uninterrupted load's."""
+# A batch in order: every event after those applied (key 1 changed at T5, key 2 deleted there).
+LOAD_IN_ORDER = [(1, "d", T[5], 0, "U"), (2, None, T[5], 0, "D")]
+AFTER_IN_ORDER = [
+    (1, "a", T[1], T[3], "changed", R[1], None),
+    (1, "b", T[3], None, "changed", R[1], R[2]),
+    (1, "b", T[3], T[5], "changed", R[2], None),
+    (1, "d", T[5], None, "changed", R[2], None),
+    (2, "x", T[1], None, "new", R[1], R[2]),
+    (2, "x", T[1], T[5], "deleted", R[2], None),
+]
+
+
+@pytest.mark.parametrize("batch, expected, events", [(LOAD_2, AFTER_2, 6), (LOAD_IN_ORDER, AFTER_IN_ORDER, 5)],
+                         ids=["late_and_correcting", "in_order"])
+def test_a_bitemporal_load_killed_after_any_statement_ends_correct_when_rerun(project, batch, expected, events):
+    """As the events path's kill test: a load after load 1 (a correction and a late event, or
+    a batch in order) runs once uninterrupted, then from the same start it is killed after its
+    first write, its rerun after its own first write, and so on; after each kill the current
+    belief has no key open twice, and the end equals the uninterrupted load's."""
     events_model(project)
     load(project, LOAD_1, "r1", R[1])
     schema_dir = schema_folder(project)
     start = dict(tables_and_versions(schema_dir))
     probe = lambda: tables_and_versions(schema_dir)  # noqa: E731
     reference = StatementProbe("hist", probe).started()
-    load(project, LOAD_2, "r2", R[2], callbacks=[reference])
-    assert project.table("hist", SHOWN, ORDER) == AFTER_2
+    load(project, batch, "r2", R[2], callbacks=[reference])
+    assert project.table("hist", SHOWN, ORDER) == expected
     writing = reference.writes()
     assert len(writing) == 3, writing  # the events recorded, the MERGE, the events marked applied
 
@@ -177,10 +195,36 @@ def test_a_bitemporal_load_killed_after_any_statement_ends_correct_when_rerun(pr
                            "and superseded_at is null group by id having count(*) > 1") == [], kills
 
     kills = kill_after_each_write("hist", probe, writing, lambda callbacks: load(
-        project, LOAD_2, "r2", R[2], expect_success=False, callbacks=callbacks), no_key_open_twice)
+        project, batch, "r2", R[2], expect_success=False, callbacks=callbacks), no_key_open_twice)
     assert len(kills) >= len(writing)
-    assert project.table("hist", SHOWN, ORDER) == AFTER_2
-    assert project.table("hist__historize_events", "count(*), count_if(_historize_applied)") == [(6, 6)]
+    assert project.table("hist", SHOWN, ORDER) == expected
+    assert project.table("hist__historize_events", "count(*), count_if(_historize_applied)") == [(events, events)]
+
+
+def test_a_write_between_the_loads_read_and_its_merge_fails_it_and_writes_nothing(project):
+    """Another writer commits to the history table after the load read its version (for
+    its guard) and before its MERGE: the MERGE fails naming the table and the version read,
+    the other writer's commit stands, and the history holds nothing of the load (its events
+    stay pending, for its rerun)."""
+    events_model(project)
+    load(project, LOAD_1, "r1", R[1])
+    session, table = dbt.spark(), f"{project.schema}.hist"
+    read = session.sql(f"describe history {table} limit 1").collect()[0]["version"]
+    interloped = []
+
+    def interloper(event) -> None:
+        """Another run's write, right before this load's MERGE is sent."""
+        if (event.info.name == "SQLQuery" and event.data.node_info.unique_id.endswith(".hist") and not interloped
+                and event.data.sql.split("*/", 1)[-1].split()[:2] == ["merge", "into"]):
+            session.sql(f"update {table} set name = 'z' where id = 2")
+            interloped.append(session.sql(f"describe history {table} limit 1").collect()[0]["version"])
+
+    result = load(project, LOAD_2, "r2", R[2], expect_success=False, callbacks=[interloper])
+    assert interloped == [read + 1]  # the other write committed between the read and the MERGE
+    assert (f"historize: model hist: {table} was written by another run after version {read}, which this run "
+            "read; nothing of this run was written to it. Rerun the model") in dbt.failure_messages(result)
+    assert project.table("hist", SHOWN, ORDER) == [row if row[0] != 2 else (2, "z", *row[2:]) for row in BELIEF_1]
+    assert session.sql(f"describe history {table} limit 1").collect()[0]["version"] == read + 1
 
 
 def test_refusals_write_nothing(project):

@@ -207,19 +207,24 @@ def test_a_bitemporal_snapshot_merge_reads_the_belief_from_its_load_to_the_next(
     sql = rendered["scd2_hist-bitemporal-snapshot-merge"]
     table, staged = names.table("price_list_hist"), names.table("price_list_hist__historize_staged")
     at, next_at = "timestamp'2026-01-02 06:00:00.000000+00:00'", "timestamp'2026-01-03 06:00:00.000000+00:00'"
-    # one read of the current belief from the load to the next one (the only rows it can
-    # change): per key, the versions in effect before the load, at it and at the next load
+    # the keys whose row at the load the snapshot changes (added, changed or gone), from the
+    # key and row_hash of the versions in effect at the load
     assert sql.startswith(
-        f"merge into {table} as hist using ( with believed as ( select hist.`pen_id`, first(struct(hist.*)) filter "
-        f"(where hist.`version_started_at` < {at}) as before_load, first(struct(hist.*)) filter ( where "
-        f"hist.`version_started_at` <= {at} and (hist.`version_ended_at` is null or hist.`version_ended_at` > {at}) ) "
-        f"as at_load, first(struct(hist.*)) filter ( where hist.`version_started_at` <= {next_at} and "
-        f"(hist.`version_ended_at` is null or hist.`version_ended_at` > {next_at}) ) as at_next from {table} as hist "
-        f"where hist.`superseded_at` is null and (hist.`version_ended_at` is null or hist.`version_ended_at` >= {at}) "
-        f"and hist.`version_started_at` <= {next_at} group by hist.`pen_id` ), ")
-    # the keys whose row at the load the snapshot changes: added, changed or gone
-    assert (f"from {staged} as src full outer join believed on src.`pen_id` = believed.`pen_id` "
-            "where not (src.`row_hash` <=> believed.at_load.`row_hash`) )") in sql
+        f"merge into {table} as hist using ( with at_load as ( select hist.`pen_id`, hist.`row_hash` from {table} "
+        f"as hist where hist.`superseded_at` is null and (hist.`version_ended_at` is null or "
+        f"hist.`version_ended_at` >= {at}) and hist.`version_started_at` <= {at} and (hist.`version_ended_at` is null "
+        f"or hist.`version_ended_at` > {at}) ), affected_keys as ( select coalesce(src.`pen_id`, at_load.`pen_id`) "
+        f"as `_historize_key_0` from {staged} as src full outer join at_load on src.`pen_id` = at_load.`pen_id` "
+        "where not (src.`row_hash` <=> at_load.`row_hash`) ), ")
+    # of those keys only, the whole versions in effect before the load, at it and at the next load
+    assert ("believed as ( select hist.`pen_id`, first(struct(hist.*)) filter (where hist.`version_started_at` < "
+            f"{at}) as before_load, first(struct(hist.*)) filter ( where hist.`version_started_at` <= {at} and "
+            f"(hist.`version_ended_at` is null or hist.`version_ended_at` > {at}) ) as at_load, first(struct(hist.*)) "
+            f"filter ( where hist.`version_started_at` <= {next_at} and (hist.`version_ended_at` is null or "
+            f"hist.`version_ended_at` > {next_at}) ) as at_next from {table} as hist left semi join affected_keys on "
+            "hist.`pen_id` = affected_keys.`_historize_key_0` where hist.`superseded_at` is null and "
+            f"(hist.`version_ended_at` is null or hist.`version_ended_at` >= {at}) and hist.`version_started_at` <= "
+            f"{next_at} group by hist.`pen_id` )") in sql
     # the versions they replace, each once
     assert ("current_belief as ( select inline(array_distinct(filter( array(affected.before_load, affected.at_load, "
             "affected.at_next), version -> version is not null))) from affected )") in sql

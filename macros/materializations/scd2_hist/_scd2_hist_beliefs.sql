@@ -65,12 +65,15 @@
 
 {#- The belief steps of a snapshot at load_timestamp (`at`), the first load
     after it at `timeline.next` (none: there is none):
-      believed        per key, the current belief's versions in effect just
-                      before `at`, at `at` and at `next` (structs), in one
-                      read of the table
-      affected        the keys whose row at `at` the snapshot changes, with
-                      their three sides (before_load, snapshot_row, at_next),
-                      whether each is there and whether neighbours are equal
+      at_load         the row_hash of each version in effect at `at` (a read
+                      of the key and row_hash columns only)
+      affected_keys   the keys whose row at `at` the snapshot changes
+      believed        per key of those, the current belief's versions in
+                      effect just before `at`, at `at` and at `next`
+                      (structs): the table's whole rows, of those keys only
+      affected        those keys with their three sides (before_load,
+                      snapshot_row, at_next), whether each is there and
+                      whether neighbours are equal
       current_belief  their believed versions: the ones replaced
       sides           with how `before_load` began
       ends            where the versions beginning with `before_load` and
@@ -115,6 +118,24 @@ case
     else ends.at_next.{{ state }}
 end
   {%- endset %}
+        at_load as (
+            select
+                {{ historize._column_list(keys, 'hist', lines=true) }},
+                hist.{{ hash }}
+            from {{ history }} as hist
+            where {{ historize._scd2_hist_beliefs_scope(cfg, 'hist') }}
+                and hist.{{ valid_from }} <= {{ at }}
+                and (hist.{{ valid_to }} is null or hist.{{ valid_to }} > {{ at }})
+        ),
+
+        affected_keys as (
+            select {{ historize._change_set_keys(keys, 'src', 'at_load') }}
+            from {{ staged }} as src
+            full outer join at_load
+                on {{ historize._key_join(keys, 'src', 'at_load') }}
+            where not (src.{{ hash }} <=> at_load.{{ hash }})
+        ),
+
         believed as (
             select
                 {{ historize._column_list(keys, 'hist', lines=true) }},
@@ -130,6 +151,8 @@ end
                     {%- endif %}
                 ) as at_next
             from {{ history }} as hist
+            left semi join affected_keys
+                on {{ historize._key_join(keys, 'hist', 'affected_keys', key_names) }}
             where {{ historize._scd2_hist_beliefs_scope(cfg, 'hist') }}
                 {%- if next_at %}
                 and hist.{{ valid_from }} <= {{ next_at }}
@@ -139,7 +162,7 @@ end
 
         affected as (
             select
-                {{ historize._change_set_keys(keys, 'src', 'believed') }},
+                {{ historize._column_list(key_names, 'affected_keys', lines=true) }},
                 believed.before_load,
                 struct(src.*) as snapshot_row,
                 believed.at_load,
@@ -149,10 +172,11 @@ end
                 believed.at_next.{{ q(cfg.version_key) }} is not null as has_after,
                 coalesce(believed.before_load.{{ hash }} = src.{{ hash }}, false) as before_is_row,
                 coalesce(src.{{ hash }} = believed.at_next.{{ hash }}, false) as row_is_after
-            from {{ staged }} as src
-            full outer join believed
-                on {{ historize._key_join(keys, 'src', 'believed') }}
-            where not (src.{{ hash }} <=> believed.at_load.{{ hash }})
+            from affected_keys
+            left join believed
+                on {{ historize._key_join(key_names, 'affected_keys', 'believed', keys) }}
+            left join {{ staged }} as src
+                on {{ historize._key_join(key_names, 'affected_keys', 'src', keys) }}
         ),
 
         current_belief as (
@@ -167,8 +191,8 @@ end
                 {{ historize._column_list(keys, 'hist') }},
                 hist.{{ valid_to }} as _historize_closed_at
             from {{ history }} as hist
-            left semi join affected
-                on {{ historize._key_join(keys, 'hist', 'affected', key_names) }}
+            left semi join affected_keys
+                on {{ historize._key_join(keys, 'hist', 'affected_keys', key_names) }}
             where hist.{{ q(cfg.superseded_at) }} is null
                 and hist.{{ valid_to }} < {{ at }}
                 and hist.{{ q(cfg.state) }} = 'changed'
