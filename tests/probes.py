@@ -81,3 +81,20 @@ def schema_folder(project) -> Path:
     managed table in a folder named after it, moved by a rename)."""
     warehouse = dbt.spark().conf.get("spark.sql.warehouse.dir")
     return Path(warehouse.removeprefix("file:")) / f"{project.schema}.db"
+
+
+class WriteBeforeMerge:
+    """A dbt callback on `node`'s statements: right before its first MERGE is sent, another
+    writer runs `sql` on `session` (a SparkSession object, usable from dbt's threads), and
+    `committed` gets `table`'s Delta version after that write: what a concurrency test needs
+    to show the other commit landed between the load's reads and its MERGE."""
+
+    def __init__(self, node: str, session, table: str, sql: str) -> None:
+        self.node, self.session, self.table, self.sql = node, session, table, sql
+        self.committed: list[int] = []
+
+    def __call__(self, event) -> None:
+        if (event.info.name == "SQLQuery" and event.data.node_info.unique_id.endswith("." + self.node)
+                and not self.committed and event.data.sql.split("*/", 1)[-1].split()[:2] == ["merge", "into"]):
+            self.session.sql(self.sql)
+            self.committed.append(self.session.sql(f"describe history {self.table} limit 1").collect()[0]["version"])

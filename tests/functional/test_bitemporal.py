@@ -7,7 +7,7 @@ import datetime as dt
 
 import pytest
 
-from probes import StatementProbe, kill_after_each_write, schema_folder, tables_and_versions
+from probes import StatementProbe, WriteBeforeMerge, kill_after_each_write, schema_folder, tables_and_versions
 from projects import load_reports, report
 
 from historize_tools import dbt_runner as dbt
@@ -210,17 +210,9 @@ def test_a_write_between_the_loads_read_and_its_merge_fails_it_and_writes_nothin
     load(project, LOAD_1, "r1", R[1])
     session, table = dbt.spark(), f"{project.schema}.hist"
     read = session.sql(f"describe history {table} limit 1").collect()[0]["version"]
-    interloped = []
-
-    def interloper(event) -> None:
-        """Another run's write, right before this load's MERGE is sent."""
-        if (event.info.name == "SQLQuery" and event.data.node_info.unique_id.endswith(".hist") and not interloped
-                and event.data.sql.split("*/", 1)[-1].split()[:2] == ["merge", "into"]):
-            session.sql(f"update {table} set name = 'z' where id = 2")
-            interloped.append(session.sql(f"describe history {table} limit 1").collect()[0]["version"])
-
-    result = load(project, LOAD_2, "r2", R[2], expect_success=False, callbacks=[interloper])
-    assert interloped == [read + 1]  # the other write committed between the read and the MERGE
+    other_writer = WriteBeforeMerge("hist", session, table, f"update {table} set name = 'z' where id = 2")
+    result = load(project, LOAD_2, "r2", R[2], expect_success=False, callbacks=[other_writer])
+    assert other_writer.committed == [read + 1]  # the other write landed between the read and the MERGE
     assert (f"historize: model hist: {table} was written by another run after version {read}, which this run "
             "read; nothing of this run was written to it. Rerun the model") in dbt.failure_messages(result)
     assert project.table("hist", SHOWN, ORDER) == [row if row[0] != 2 else (2, "z", *row[2:]) for row in BELIEF_1]
