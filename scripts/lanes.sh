@@ -6,7 +6,9 @@
 #               snapshots adopted and the README's quickstart, on the embedded Spark.
 #   databricks  dbt-databricks 1.12.7: a user project on a databricks profile parses, the
 #               materializations' SQL renders on the databricks adapter, the generic tests
-#               and point-in-time models compile (no workspace is reached).
+#               and point-in-time models compile, and every kind's loads run through
+#               dbt-databricks's connection answered by a local SparkSession (no workspace
+#               is reached), each statement of a kind a SQL warehouse accepts.
 #   airflow     Apache Airflow 3 with astronomer-cosmos: the example DAG (examples/airflow)
 #               run with dag.test() for two months on the embedded Spark, a killed load retried.
 # Usage: ./scripts/lanes.sh [LANE [pytest arguments]]; without a lane, all. Fails if any fails.
@@ -38,7 +40,10 @@ run_lane() {
     | grep -E '^(dbt-core|dbt-spark|dbt-databricks|pyspark)==' | tr '\n' ' ')"
   case "$lane" in
     dbt-1.12)
-      PYTHONPATH="$HISTORIZE_HOME" "$venv/bin/python" -m pytest -p no:cacheprovider "$@" tests/unit/test_scd2_hist_sql.py \
+      # two workers, as ./scripts/test.sh: the embedded Spark's tests in one, the quickstart's own
+      # Spark, the unit tests and tests/lanes in the other (tests/scheduling.py)
+      PYTHONPATH="$HISTORIZE_HOME" "$venv/bin/python" -m pytest -p no:cacheprovider --numprocesses 2 "$@" \
+        tests/unit/test_scd2_hist_sql.py \
         tests/functional/test_scd2_hist.py tests/functional/test_scd_type6.py tests/functional/test_fivetran_history.py \
         tests/functional/test_invariants.py tests/functional/test_point_in_time.py \
         tests/functional/test_adopt_snapshots.py tests/lanes tests/user ;;

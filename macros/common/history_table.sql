@@ -106,7 +106,7 @@
     {{ partition_cols(label="partitioned by") }}
     {%- endif %}
     {%- if for_model %}
-    {{ location_clause() }}
+    {{ adapter.dispatch('location_clause_sql', 'historize')() }}
     {{ comment_clause() }}
     {%- endif %}
     {{ historize._properties_clause(properties) }}
@@ -114,6 +114,18 @@
     as
     {{ select_sql }}
     {%- endif %}
+{% endmacro %}
+
+
+{#- The model's `location` clause (its location_root config), as the adapter
+    writes it: dbt-databricks's `location_clause` takes the model's catalog relation,
+    dbt-spark's nothing. -#}
+{% macro default__location_clause_sql() %}
+  {{- return(location_clause()) -}}
+{% endmacro %}
+
+{% macro databricks__location_clause_sql() %}
+  {{- return(location_clause(adapter.build_catalog_relation(config.model))) -}}
 {% endmacro %}
 
 

@@ -123,10 +123,27 @@
 
 {#- An existing target must be a Delta table, never a view or another format. -#}
 {% macro _assert_delta_table(relation, model_name) %}
-  {%- if relation is not none and (relation.is_view or not relation.is_delta) -%}
+  {%- if relation is not none and (relation.is_view or not adapter.dispatch('is_delta_table', 'historize')(relation)) -%}
     {{ exceptions.raise_compiler_error(
         "historize: model " ~ model_name ~ ": " ~ relation ~ " exists and is not a Delta table ("
         ~ ('a view' if relation.is_view else 'another format') ~ "); history is only kept in Delta tables. "
         ~ "Nothing was written; rename or drop it yourself if it is not history.") }}
   {%- endif -%}
+{% endmacro %}
+
+
+{#- Whether a table dbt's cache found is a Delta table. dbt-spark lists a schema's
+    tables with their format; dbt-databricks lists a Hive metastore's by name only, so
+    a table not known as Delta there is described (Unity Catalog's listing has the format). -#}
+{% macro default__is_delta_table(relation) %}
+  {{- return(relation.is_delta) -}}
+{% endmacro %}
+
+{% macro databricks__is_delta_table(relation) %}
+  {%- if relation.is_delta -%}
+    {{- return(true) -}}
+  {%- endif -%}
+  {%- set described = adapter.get_relation(database=relation.database, schema=relation.schema,
+        identifier=relation.identifier, needs_information=true) -%}
+  {{- return(described is not none and described.is_delta) -}}
 {% endmacro %}
