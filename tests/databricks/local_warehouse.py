@@ -5,8 +5,8 @@ sends are what a SQL warehouse must accept.
 dbt-databricks opens its connection with `databricks.sql.connect` (through
 `DatabricksHandle.from_connection_args`) after probing the host; `LocalWarehouse.install`
 answers both instead. Its cursor runs each statement on the local SparkSession with the
-profile's catalog, `hive_metastore` (with it dbt-databricks lists relations with `show
-tables` and reads columns with `describe table extended`, as on a workspace's Hive
+profile's catalog, `hive_metastore` (with it dbt-databricks lists a schema's relations with the
+connector's `tables()` call and reads columns with `describe table`, as on a workspace's Hive
 metastore), named as Spark names its own, `spark_catalog`."""
 from __future__ import annotations
 
