@@ -40,8 +40,8 @@ run_lane() {
     | grep -E '^(dbt-core|dbt-spark|dbt-databricks|pyspark)==' | tr '\n' ' ')"
   case "$lane" in
     dbt-1.12)
-      # two workers, as ./scripts/test.sh: the embedded Spark's tests in one, the quickstart's own
-      # Spark, the unit tests and tests/lanes in the other (tests/scheduling.py)
+      # two workers, as ./scripts/test.sh (tests/scheduling.py): tests/functional in one, the
+      # quickstart (its own Spark) and the unit tests in the other; tests/lanes in either
       PYTHONPATH="$HISTORIZE_HOME" "$venv/bin/python" -m pytest -p no:cacheprovider --numprocesses 2 "$@" \
         tests/unit/test_scd2_hist_sql.py \
         tests/functional/test_scd2_hist.py tests/functional/test_scd_type6.py tests/functional/test_fivetran_history.py \
