@@ -99,13 +99,13 @@ def source_table(spark, name: str, schema: str, rows: list[tuple]) -> None:
 
 
 def table(spark, name: str, columns: str) -> list[tuple]:
-    return sorted((tuple(row) for row in spark.sql(f"select {columns} from analytics.{name}").collect()),
-                  key=lambda row: tuple((value is None, str(value)) for value in row))
+    return sorted_rows(tuple(row) for row in spark.sql(f"select {columns} from analytics.{name}").collect())
 
 
 def as_rows(versions, *extra) -> list[tuple]:
-    return sorted(((v.key[0], v.attributes["name"], v.started_at, v.ended_at, v.state) + tuple(getattr(v, name) for name in extra)
-                   for v in versions), key=lambda row: tuple((value is None, str(value)) for value in row))
+    """Scd2Model's versions as rows of VERSION, then the `extra` attributes of each."""
+    return sorted_rows((v.key[0], v.attributes["name"], v.started_at, v.ended_at, v.state)
+                       + tuple(getattr(v, name) for name in extra) for v in versions)
 
 
 def test_every_kind_and_path_on_databricks_ends_in_its_history_sending_what_a_warehouse_accepts(warehouse, tmp_path):
@@ -149,22 +149,22 @@ def test_every_kind_and_path_on_databricks_ends_in_its_history_sending_what_a_wa
     events = [((key,), at, 0, op == "D", {"name": name}) for load in (1, 3) for key, name, at, op in EVENTS[load]]
     assert table(spark, "events_hist", VERSION) == as_rows(versions_from_events(events))
     beliefs = beliefs_from_snapshots([(T[load], SNAPSHOTS[load]) for load, _ in RUNS], [R[run] for run in range(1, len(RUNS) + 1)])
-    assert table(spark, "beliefs_hist", VERSION + ", recorded_at, superseded_at") == sorted(
-        ((row.key[0], dict(row.attributes)["name"], row.started_at, row.ended_at, row.state, row.recorded_at,
-          row.superseded_at) for row in beliefs), key=lambda row: tuple((value is None, str(value)) for value in row))
+    assert table(spark, "beliefs_hist", VERSION + ", recorded_at, superseded_at") == sorted_rows(
+        (row.key[0], dict(row.attributes)["name"], row.started_at, row.ended_at, row.state, row.recorded_at,
+         row.superseded_at) for row in beliefs)
 
     dimension, orders = Type6Model(), FivetranModel()
     for load in (1, 3):
         dimension.load(DIMENSION[load], T[load])
         orders.apply([((key,), op, start, {"a": a}, SYNCED) for key, op, start, a in BATCHES[load]])
-    assert sorted_rows(table(spark, "dim_program", "program_id, created_on, name, threshold, previous_threshold, "
-                             "effective_from, effective_to, current_flag, version, change_reason")) == dimension.table()
-    assert table(spark, "dim_program_audit", "program_id, change_type, change_ts") == sorted(
+    assert table(spark, "dim_program", "program_id, created_on, name, threshold, previous_threshold, "
+                             "effective_from, effective_to, current_flag, version, change_reason") == dimension.table()
+    assert table(spark, "dim_program_audit", "program_id, change_type, change_ts") == sorted_rows(
         [("P1", "INSERT", T[1]), ("P2", "INSERT", T[1]), ("P1", "UPDATE", T[3]), ("P2", "LOGICAL_DELETE", T[3]),
-         ("P3", "INSERT", T[3])], key=lambda row: tuple((value is None, str(value)) for value in row))
-    assert sorted_rows(table(spark, "orders_history", "id, a, _fivetran_start, _fivetran_end, _fivetran_active, "
-                             "_fivetran_synced")) == orders.rows()
+         ("P3", "INSERT", T[3])])
+    assert table(spark, "orders_history", "id, a, _fivetran_start, _fivetran_end, _fivetran_active, "
+                 "_fivetran_synced") == orders.rows()
 
     sent = warehouse.statements[first:]
     assert refused(sent) == []
-    assert {sent.node for sent in sent} >= set(PATHS)  # each model's statements recorded as its own
+    assert {statement.node for statement in sent} >= set(PATHS)  # each model's statements recorded as its own
