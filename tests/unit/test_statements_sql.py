@@ -190,8 +190,11 @@ def test_a_bitemporal_merge_supersedes_and_records_from_the_events_believed(rend
     # a version is compared by key and start on its end, state and row_hash
     assert ("from new_belief full outer join current_belief on new_belief.`pen_id` = current_belief.`pen_id` "
             "and new_belief.`version_started_at` = current_belief.`version_started_at`") in sql
-    assert ("'superseded' as _historize_action from compared where compared._historize_comparison in "
-            "('superseded', 'replaced') union all select cast(null as binary) as _historize_superseded_key,") in sql
+    # a replaced version is superseded and recorded, from one read of the comparison
+    assert ("roles._historize_action from compared lateral view explode( case when compared._historize_comparison = "
+            "'replaced' then array('superseded', 'recorded') else array(compared._historize_comparison) end ) roles "
+            "as _historize_action where compared._historize_comparison <> 'unchanged' )") in sql
+    assert sql.count("from compared") == 1
     assert sql.endswith(
         ") as chg on hist.`pen_prices_hist_key` = chg._historize_superseded_key and hist.`superseded_at` is null "
         "when matched and chg._historize_action = 'superseded' then update set "
@@ -231,6 +234,11 @@ def test_a_bitemporal_snapshot_merge_reads_the_belief_from_its_load_to_the_next(
     # a restatement: a version that opens again began as it did
     assert ("left join opened_by_change as opened on affected.`_historize_key_0` = opened.`pen_id` and "
             "affected.before_load.`version_started_at` = opened._historize_closed_at") in sql
+    # the three sides' versions of a key from one read of its sides
+    assert ("new_belief as ( select new_version.* from ends lateral view inline(filter(array( case when "
+            "ends.has_before then named_struct( 'price_list_hist_key', ") in sql
+    assert ") end ), version -> version is not null)) new_version )" in sql
+    assert sql.count("from ends") == 1
     # it supersedes only rows of that belief, and reads no partition outside it
     assert sql.endswith(
         ") as chg on hist.`price_list_hist_key` = chg._historize_superseded_key and hist.`superseded_at` is null "

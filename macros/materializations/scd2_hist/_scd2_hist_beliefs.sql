@@ -230,42 +230,45 @@ end
         ),
 
         new_belief as (
-            {{ historize._scd2_hist_side_version_sql(cfg, key_names, 'before_load', side_columns.before_load, retired_columns,
-                'ends.before_load.' ~ valid_from, 'ends.before_ended', before_state, 'ends.has_before') | indent(8) }}
-            union all
-            {{ historize._scd2_hist_side_version_sql(cfg, key_names, 'snapshot_row', side_columns.snapshot_row, retired_columns,
-                at, 'ends.row_ended', row_state, 'ends.has_row and not ends.before_is_row') | indent(8) }}
-            union all
-            {{ historize._scd2_hist_side_version_sql(cfg, key_names, 'at_next', side_columns.at_next, retired_columns,
-                next_at or no_end, 'ends.at_next.' ~ valid_to, after_state, 'ends.has_after and not ends.row_is_after') | indent(8) }}
+            select new_version.*
+            from ends
+            lateral view inline(filter(array(
+                {{ historize._scd2_hist_side_version(cfg, key_names, 'before_load', side_columns.before_load, retired_columns,
+                    'ends.before_load.' ~ valid_from, 'ends.before_ended', before_state, 'ends.has_before') | indent(16) }},
+                {{ historize._scd2_hist_side_version(cfg, key_names, 'snapshot_row', side_columns.snapshot_row, retired_columns,
+                    at, 'ends.row_ended', row_state, 'ends.has_row and not ends.before_is_row') | indent(16) }},
+                {{ historize._scd2_hist_side_version(cfg, key_names, 'at_next', side_columns.at_next, retired_columns,
+                    next_at or no_end, 'ends.at_next.' ~ valid_to, after_state, 'ends.has_after and not ends.row_is_after') | indent(16) }}
+            ), version -> version is not null)) new_version
         )
 {% endmacro %}
 
 
-{#- One side's version, for each key of `ends` where `kept` holds, as this run
-    records it: its key and `columns` from the side's struct (the retired
-    columns NULL where the side has none), the row_hash, the interval
-    (`started`, `ended`) and `state` given as expressions. -#}
-{% macro _scd2_hist_side_version_sql(cfg, key_names, side, columns, retired_columns, started, ended, state, kept) %}
-  {%- set q = historize._quote -%}
+{#- One side's version of a key of `ends`, as this run records it, or NULL
+    where `kept` does not hold: a struct of the table's columns, its key and
+    `columns` from the side's struct (the retired columns NULL where the side
+    has none), the row_hash, the interval (`started`, `ended`) and `state`
+    given as expressions. The three sides' versions are one array, which
+    new_belief unnests: `ends` is read once. -#}
+{% macro _scd2_hist_side_version(cfg, key_names, side, columns, retired_columns, started, ended, state, kept) %}
+  {%- set q, text = historize._quote, historize._string_literal -%}
   {%- set identity = [] -%}
-  {%- for name in key_names -%}{%- do identity.append(q(name, 'ends')) -%}{%- endfor %}
-    select
-        {{ historize.hash_key(identity + [started, historize.recorded_at_sql()]) }} as {{ q(cfg.version_key) }},
-        {%- for name in columns %}
-        ends.{{ side }}.{{ q(name) }},
-        {%- endfor %}
-        {%- for name in retired_columns if name not in columns %}
-        null as {{ q(name) }},
-        {%- endfor %}
-        ends.{{ side }}.{{ q(cfg.hash_column) }},
-        {{ started }} as {{ q(cfg.valid_from) }},
-        {{ ended }} as {{ q(cfg.valid_to) }},
-        {{ state | indent(8) }} as {{ q(cfg.state) }},
-        {{ historize._string_literal(historize.load_run_id()) }} as {{ q(cfg.load_run_id) }},
-        {{ historize._utc_literal(run_started_at) }} as {{ q(cfg.loaded_at) }},
-        {{ historize.recorded_at_sql() }} as {{ q(cfg.recorded_at) }},
-        cast(null as timestamp) as {{ q(cfg.superseded_at) }}
-    from ends
-    where {{ kept }}
-{% endmacro %}
+  {%- for name in key_names -%}{%- do identity.append(q(name, 'ends')) -%}{%- endfor -%}
+case when {{ kept }} then named_struct(
+    {{ text(cfg.version_key) }}, {{ historize.hash_key(identity + [started, historize.recorded_at_sql()]) }},
+    {%- for name in columns %}
+    {{ text(name) }}, ends.{{ side }}.{{ q(name) }},
+    {%- endfor %}
+    {%- for name in retired_columns if name not in columns %}
+    {{ text(name) }}, null,
+    {%- endfor %}
+    {{ text(cfg.hash_column) }}, ends.{{ side }}.{{ q(cfg.hash_column) }},
+    {{ text(cfg.valid_from) }}, {{ started }},
+    {{ text(cfg.valid_to) }}, {{ ended }},
+    {{ text(cfg.state) }}, {{ state | indent(4) }},
+    {{ text(cfg.load_run_id) }}, {{ historize._string_literal(historize.load_run_id()) }},
+    {{ text(cfg.loaded_at) }}, {{ historize._utc_literal(run_started_at) }},
+    {{ text(cfg.recorded_at) }}, {{ historize.recorded_at_sql() }},
+    {{ text(cfg.superseded_at) }}, cast(null as timestamp)
+) end
+{%- endmacro %}

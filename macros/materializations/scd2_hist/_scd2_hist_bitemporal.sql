@@ -28,7 +28,9 @@
                       one in both that differs is replaced (superseded and
                       recorded)
       historize_changes  a row to supersede (matched by its version key) or to
-                      record (matching nothing) for each
+                      record (matching nothing) for each: a replaced version
+                      is both, so `compared` is read once (Spark computes a
+                      CTE again at each read)
     Guarded by `guard` (_unchanged_since). The rows it supersedes are those of
     `scope`, a predicate on the table as `hist` that holds for every row of
     current_belief (so that Delta reads no partition outside it); by default
@@ -62,22 +64,18 @@
 
         historize_changes as (
             select
-                compared._historize_believed_key as _historize_superseded_key,
+                case when roles._historize_action = 'superseded' then compared._historize_believed_key end
+                    as _historize_superseded_key,
                 {%- for name in columns %}
                 compared.{{ q(name) }},
                 {%- endfor %}
-                'superseded' as _historize_action
+                roles._historize_action
             from compared
-            where compared._historize_comparison in ('superseded', 'replaced')
-            union all
-            select
-                cast(null as binary) as _historize_superseded_key,
-                {%- for name in columns %}
-                compared.{{ q(name) }},
-                {%- endfor %}
-                'recorded' as _historize_action
-            from compared
-            where compared._historize_comparison in ('recorded', 'replaced')
+            lateral view explode(
+                case when compared._historize_comparison = 'replaced' then array('superseded', 'recorded')
+                    else array(compared._historize_comparison) end
+            ) roles as _historize_action
+            where compared._historize_comparison <> 'unchanged'
         )
 
         {{ historize._guarded_rows_sql('historize_changes', guard) | trim | indent(4) }}
