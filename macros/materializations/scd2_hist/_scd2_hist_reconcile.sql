@@ -117,34 +117,27 @@
         select * from table_loads
     ),
 
-    runs as (
+    {#- One row per instant, with the run that loaded it (the ledger's first,
+        else the table's; NULL where neither names one). #}
+    instants as (
         select
             loads.load_at,
-            min_by(loads.load_run_id, struct(loads.source_rank, loads.recorded_at)) as load_run_id
+            min_by(loads.load_run_id, struct(loads.source_rank, loads.recorded_at))
+                filter (where loads.load_run_id is not null) as load_run_id
         from loads
-        where loads.load_run_id is not null
         group by loads.load_at
-    ),
-
-    summary as (
-        select
-            max(loads.load_at) as newest_at,
-            coalesce(max(loads.load_at = {{ at }}), false) as known,
-            min(case when loads.load_at > {{ at }} then loads.load_at end) as next_at
-        from loads
     )
 
+    {#- One aggregate over the instants, so that `loads` (the ledger and two
+        reads of the table) is computed once: Spark computes a CTE again at
+        each read. #}
     select
-        {{ utc_text.format('summary.newest_at') }} as newest,
-        summary.known,
-        known_run.load_run_id as known_run_id,
-        {{ utc_text.format('summary.next_at') }} as next,
-        next_run.load_run_id as next_run_id
-    from summary
-    left join runs as known_run
-        on known_run.load_at = {{ at }}
-    left join runs as next_run
-        on summary.next_at = next_run.load_at
+        {{ utc_text.format('max(instants.load_at)') }} as newest,
+        coalesce(max(instants.load_at = {{ at }}), false) as known,
+        max(case when instants.load_at = {{ at }} then instants.load_run_id end) as known_run_id,
+        {{ utc_text.format('min(case when instants.load_at > ' ~ at ~ ' then instants.load_at end)') }} as next,
+        min_by(instants.load_run_id, instants.load_at) filter (where instants.load_at > {{ at }}) as next_run_id
+    from instants
   {%- endset -%}
   {%- set row = run_query(query).rows[0] -%}
   {{ return({'newest': row['newest'], 'known': row['known'], 'known_run_id': row['known_run_id'],
