@@ -266,7 +266,7 @@ case when {{ kept }} then named_struct(
     {{ text(cfg.valid_from) }}, {{ started }},
     {{ text(cfg.valid_to) }}, {{ ended }},
     {{ text(cfg.state) }}, {{ state | indent(4) }},
-    {{ text(cfg.load_run_id) }}, {{ historize._string_literal(historize.load_run_id()) }},
+    {{ text(cfg.load_run_id) }}, {{ text(historize.load_run_id()) }},
     {{ text(cfg.loaded_at) }}, {{ historize._utc_literal(run_started_at) }},
     {{ text(cfg.recorded_at) }}, {{ historize.recorded_at_sql() }},
     {{ text(cfg.superseded_at) }}, cast(null as timestamp)
