@@ -12,6 +12,8 @@
 #   airflow     Apache Airflow 3 with astronomer-cosmos: the example DAG (examples/airflow)
 #               run with dag.test() for two months on the embedded Spark, a killed load retried.
 # Usage: ./scripts/lanes.sh [LANE [pytest arguments]]; without a lane, all. Fails if any fails.
+#        ./scripts/lanes.sh --install: only create or update every lane's environment (CI does
+#        this while the suite runs: it is mostly downloads).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"   # Delta's jars, HISTORIZE_HOME, DBT_PROFILES_DIR
 cd "$HISTORIZE_HOME"
@@ -25,17 +27,20 @@ lane_venv() {
   want="$(cat "scripts/lanes/$lane.txt" "$STAND_IN/pyproject.toml" | sha256sum | cut -d' ' -f1)"
   if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
     log "installing the $lane lane's packages into .venv-$lane"
-    "$venv/bin/python" -m pip install --quiet --upgrade pip
-    # dbt-core 1.12 requires dbt-core-experimental-parser: its empty stand-in first (see its pyproject.toml)
-    "$venv/bin/python" -m pip install --quiet "$STAND_IN" -r "scripts/lanes/$lane.txt"
-    echo "$want" > "$stamp"
+    # dbt-core 1.12 requires dbt-core-experimental-parser: its empty stand-in first (see its
+    # pyproject.toml). The stamp only after both installs (set -e does not hold where a lane
+    # runs as a condition).
+    "$venv/bin/python" -m pip install --quiet --upgrade pip \
+      && "$venv/bin/python" -m pip install --quiet "$STAND_IN" -r "scripts/lanes/$lane.txt" \
+      && echo "$want" > "$stamp" \
+      || { log "installing the $lane lane's packages failed"; return 1; }
   fi
   echo "$venv"
 }
 
 run_lane() {
   local lane="$1"; shift
-  local venv; venv="$(lane_venv "$lane")"
+  local venv; venv="$(lane_venv "$lane")" || return 1
   printf '\n== lane %s: %s\n' "$lane" "$("$venv/bin/python" -m pip list --format=freeze 2>/dev/null \
     | grep -E '^(dbt-core|dbt-spark|dbt-databricks|pyspark)==' | tr '\n' ' ')"
   case "$lane" in
@@ -56,12 +61,15 @@ run_lane() {
   esac
 }
 
+LANES=(dbt-1.12 databricks airflow)
 status=0
-if [ $# -gt 0 ]; then
+if [ "${1:-}" = "--install" ]; then
+  for lane in "${LANES[@]}"; do lane_venv "$lane" >/dev/null; done
+elif [ $# -gt 0 ]; then
   lane="$1"; shift
   run_lane "$lane" "$@" || status=$?
 else
-  for lane in dbt-1.12 databricks airflow; do
+  for lane in "${LANES[@]}"; do
     if run_lane "$lane"; then printf '== lane %s: ok\n' "$lane"; else printf '== lane %s: FAILED\n' "$lane"; status=1; fi
   done
 fi
