@@ -182,8 +182,12 @@ def test_a_bitemporal_load_killed_after_any_statement_ends_correct_when_rerun(pr
     start = dict(tables_and_versions(schema_dir))
     probe = lambda: tables_and_versions(schema_dir)  # noqa: E731
     reference = StatementProbe("hist", probe).started()
-    load(project, batch, "r2", R[2], callbacks=[reference])
+    recorder = dbt.EventRecorder()
+    load(project, batch, "r2", R[2], callbacks=[reference, recorder])
     assert project.table("hist", SHOWN, ORDER) == expected
+    # a batch in order continues the key's open versions; a late or correcting one rebuilds them
+    merges = [sql for _, sql in recorder.statements if "merge into" in sql]
+    assert len(merges) == 1 and ("as open_versions" in merges[0]) == (batch is LOAD_IN_ORDER), merges
     writing = reference.writes()
     assert len(writing) == 3, writing  # the events recorded, the MERGE, the events marked applied
 

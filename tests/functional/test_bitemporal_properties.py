@@ -31,6 +31,8 @@ import random
 from properties import PROPERTY_SEED, check_sequences, differing_groups, grouped_key
 from reference import believed_at, beliefs_from_loads, beliefs_from_snapshots
 
+from historize_tools import dbt_runner as dbt
+
 TEXT = [None, "", "x", "y"]
 NUMBERS = [None, 0, 1]
 INSTANTS = [dt.datetime(2026, 3, 1, 6) + dt.timedelta(hours=6 * n) for n in range(5)]
@@ -100,37 +102,63 @@ def literal(value: dt.datetime) -> str:
 
 def load_all(project, streams: list[list[tuple]]) -> set[int]:
     """Loads stream g as group g, its loads in order; returns the groups whose table, after
-    any load, or whose as_of answers, after the last, differ from the model's."""
-    rows = [(load, grouped_key(g, key), INSTANTS[at], tie, deleted, a, b)
-            for g, stream in enumerate(streams) for key, at, tie, deleted, a, b, load in stream]
-    project.create_source("events", "load int, id int, changed_at timestamp, tie int, deleted boolean, a string, b int",
-                          rows)
-    for table in ("hist", "hist__historize_events"):
-        project.sql(f"drop table if exists {project.schema}.{table}")
-    project.model("hist", f"{{{{ config({CONFIG}) }}}} select id, changed_at, tie, deleted, a, b "
-                          "from {{ target.schema }}.events where load = {{ var('load', -1) }}")
-    tests = "".join(f"\n      - historize.{test}" for test in TESTS)
-    project.write("models/hist.yml", f"version: 2\nmodels:\n  - name: hist\n    data_tests:{tests}\n")
+    any load, or whose as_of answers, after the last, differ from the model's.
 
-    loads = [[((key,), at, tie, deleted, {"a": a, "b": b}) for load, key, at, tie, deleted, a, b in rows if load == number]
-             for number in range(LOADS)]
+    A second table, hist_in_order, is given every stream's events as last recorded (the
+    image of each key, instant and tie from its latest load) cut by time: its load n holds
+    the events of the n-th third of the instants, so each load after the first comes after
+    every event recorded, and continues the open versions of the current belief (counted)."""
+    last_load = {}
+    for g, stream in enumerate(streams):
+        for key, at, tie, deleted, a, b, load in stream:
+            last_load[(g, key, at, tie)] = max(load, last_load.get((g, key, at, tie), load))
+    rows = [(load, at * LOADS // len(INSTANTS), load == last_load[(g, key, at, tie)], grouped_key(g, key),
+             INSTANTS[at], tie, deleted, a, b)
+            for g, stream in enumerate(streams) for key, at, tie, deleted, a, b, load in stream]
+    project.create_source("events", "load int, time_load int, last_recorded boolean, id int, changed_at timestamp, "
+                          "tie int, deleted boolean, a string, b int", rows)
+    cuts = {"hist": "load = {{ var('load', -1) }}",
+            "hist_in_order": "last_recorded and time_load = {{ var('load', -1) }}"}
+    tests = "".join(f"\n      - historize.{test}" for test in TESTS)
+    for name, cut in cuts.items():
+        for table in (name, f"{name}__historize_events"):
+            project.sql(f"drop table if exists {project.schema}.{table}")
+        project.model(name, f"{{{{ config({CONFIG}) }}}} select id, changed_at, tie, deleted, a, b "
+                            f"from {{{{ target.schema }}}}.events where {cut}")
+    project.write("models/hist.yml", "version: 2\nmodels:\n" + "".join(
+        f"  - name: {name}\n    data_tests:{tests}\n" for name in cuts))
+
+    def events_of(cut) -> list[list[tuple]]:
+        return [[((key,), at, tie, deleted, {"a": a, "b": b}) for load, time_load, last, key, at, tie, deleted, a, b
+                 in rows if cut(load, time_load, last) == number] for number in range(LOADS)]
+
+    loads = {"hist": events_of(lambda load, time_load, last: load),
+             "hist_in_order": events_of(lambda load, time_load, last: time_load if last else -1)}
     differing = set()
+    recorder = dbt.EventRecorder()
     for number in range(LOADS):
-        project.run("build", "-s", "hist", variables={
-            "load": number, "load_run_id": f"l{number}", "recorded_at": f"{RECORDED[number]:%Y-%m-%d %H:%M:%S}"})
-        expected = [(row.key[0], dict(row.attributes)["a"], dict(row.attributes)["b"], row.started_at, row.ended_at,
-                     row.state, row.recorded_at, row.superseded_at)
-                    for row in beliefs_from_loads(loads[:number + 1], RECORDED[:number + 1])]
-        actual = project.table("hist", "id, a, b, version_started_at, version_ended_at, version_state, recorded_at, "
-                                       "superseded_at")
-        differing |= differing_groups(actual, expected)
+        project.run("build", "-s", *cuts, variables={
+            "load": number, "load_run_id": f"l{number}", "recorded_at": f"{RECORDED[number]:%Y-%m-%d %H:%M:%S}"},
+            callbacks=[recorder])
+        for name in cuts:
+            expected = [(row.key[0], dict(row.attributes)["a"], dict(row.attributes)["b"], row.started_at,
+                         row.ended_at, row.state, row.recorded_at, row.superseded_at)
+                        for row in beliefs_from_loads(loads[name][:number + 1], RECORDED[:number + 1])]
+            actual = project.table(name, "id, a, b, version_started_at, version_ended_at, version_state, recorded_at, "
+                                         "superseded_at")
+            differing |= differing_groups(actual, expected)
+    # hist_in_order's loads after the first with events each continue the open versions (one
+    # MERGE each); hist's loads, with corrections and late events, rebuild
+    continued = [node.split(".")[-1] for node, sql in recorder.statements
+                 if "merge into" in sql and "as open_versions" in sql]
+    assert continued == ["hist_in_order"] * len([events for events in loads["hist_in_order"][1:] if events]), continued
 
     asked = pairs()
     project.model("answers", "{{ config(materialized='table') }}\n" + "\nunion all\n".join(
         f"select id, {number} as pair, a, b from ({{{{ historize.as_of(ref('hist'), \"{literal(at)}\", "
         f"known_at=\"{literal(known_at)}\") }}}}) as v{number}" for number, (at, known_at) in enumerate(asked)))
     project.run("run", "-s", "answers")
-    everything = beliefs_from_loads(loads, RECORDED)
+    everything = beliefs_from_loads(loads["hist"], RECORDED)
     expected = [(row.key[0], number, dict(row.attributes)["a"], dict(row.attributes)["b"])
                 for number, (at, known_at) in enumerate(asked) for row in believed_at(everything, known_at, at)]
     return differing | differing_groups(project.table("answers", "id, pair, a, b"), expected)

@@ -116,6 +116,39 @@
 {% endmacro %}
 
 
+{#- The belief steps of a load of events in order (every pending event after
+    every event recorded, all of them the batch's `batch_events`): no event
+    can correct one recorded, so a key's new belief is its open version in the
+    current belief continued with its new events, as the one-timeline load
+    continues its open versions (_scd2_hist_events_continued_merge_sql), and
+    its closed versions stay believed as they are:
+      pending_keys    the keys with pending events
+      current_belief  their open versions of the current belief (broadcast
+                      keys for a batch of up to a million events)
+      new_belief      those versions continued with the batch's events, as
+                      believed now -#}
+{% macro _scd2_hist_continued_beliefs_sql(cfg, history, events, business_columns, attributes, batch_events) %}
+  {%- set keys, q = cfg.unique_key, historize._quote %}
+        pending_keys as (
+            {{ historize._scd2_hist_pending_keys_sql(cfg, events) | indent(8) }}
+        ),
+
+        current_belief as (
+            select {% if batch_events <= 1000000 %}/*+ broadcast(pending_keys) */ {% endif %}hist.*
+            from {{ history }} as hist
+            left semi join pending_keys
+                on {{ historize._key_join(keys, 'hist', 'pending_keys') }}
+            where hist.{{ q(cfg.superseded_at) }} is null
+                and hist.{{ q(cfg.valid_to) }} is null
+        ),
+
+        new_belief as (
+            {{ historize._scd2_hist_versions_sql(cfg, events, business_columns, attributes, keys_of='pending_keys',
+                continued_from='current_belief') | indent(8) }}
+        )
+{% endmacro %}
+
+
 {#- Fails a bitemporal load, before anything is written, whose recorded time
     would not move the table's forward: recorded_at older than the newest
     recorded time of the history table `history` and its events table
@@ -143,17 +176,22 @@
 {% endmacro %}
 
 
-{#- The newest recorded time of a bitemporal table, in UTC as
-    'YYYY-MM-DD HH:MM:SS.ffffff' (`newest_recorded`, NULL for none), and the
-    runs that recorded rows or events at it (`newest_runs`, JSON): of its
-    events table `events`, of the current belief of `history` (a row recorded
-    later and superseded already is read from when it was superseded). -#}
+{#- The newest recorded time of a bitemporal table that is not older than the
+    run's recorded time, in UTC as 'YYYY-MM-DD HH:MM:SS.ffffff'
+    (`newest_recorded`, NULL for none), and the runs that recorded rows or
+    events at it (`newest_runs`, JSON): of its events table `events`, of the
+    current belief of `history` (a row recorded later and superseded already
+    is read from when it was superseded). Only a recorded time at or after the
+    run's can refuse it, so only those are read: Delta skips every file whose
+    recorded times all come before it, which is every file of the loads
+    before when the run is in order. -#}
 {% macro _scd2_hist_newest_recorded_sql(cfg, history, events) %}
-  {%- set q = historize._quote %}
+  {%- set q, recorded_at = historize._quote, historize.recorded_at_sql() %}
     with recorded as (
         {%- if events is not none %}
         select recorded_at, load_run_id
         from {{ events }}
+        where recorded_at >= {{ recorded_at }}
         {%- endif %}
         {%- if events is not none and history is not none %}
         union all
@@ -162,9 +200,11 @@
         select {{ q(cfg.recorded_at) }} as recorded_at, {{ q(cfg.load_run_id) }} as load_run_id
         from {{ history }}
         where {{ q(cfg.superseded_at) }} is null
+            and {{ q(cfg.recorded_at) }} >= {{ recorded_at }}
         union all
         select max({{ q(cfg.superseded_at) }}), cast(null as string)
         from {{ history }}
+        where {{ q(cfg.superseded_at) }} >= {{ recorded_at }}
         {%- endif %}
     ),
 

@@ -81,8 +81,9 @@
 {#- The main statement: a first load creates the table with the versions of
     every event recorded; a later one writes its pending keys' versions in
     one MERGE, guarded: continued from their open versions when the batch
-    comes after every event applied, rebuilt from all their events otherwise;
-    with no pending event there is nothing to write. -#}
+    comes after every event applied, rebuilt from all their events otherwise
+    (on a bitemporal table, their new belief, continued or rebuilt the same
+    way); with no pending event there is nothing to write. -#}
 {% macro _scd2_hist_events_sql(load) %}
   {%- set cfg, columns = load.cfg, load.columns -%}
   {%- if load.found.relation is none -%}
@@ -93,7 +94,12 @@
     {{ return(none) }}
   {%- endif -%}
   {%- set guard = historize._unchanged_since(load.read, cfg, refuse_older=false) -%}
-  {%- if cfg.bitemporal -%}
+  {%- if cfg.bitemporal and load.checked.in_order -%}
+    {{ return(historize._scd2_hist_beliefs_merge_sql(cfg, load.history, historize._scd2_hist_table_columns(cfg, columns.business),
+        historize._scd2_hist_continued_beliefs_sql(cfg, load.history, load.events.relation, columns.business,
+            columns.attributes, load.checked.unrecorded),
+        guard)) }}
+  {%- elif cfg.bitemporal -%}
     {{ return(historize._scd2_hist_beliefs_merge_sql(cfg, load.history, historize._scd2_hist_table_columns(cfg, columns.business),
         historize._scd2_hist_event_beliefs_sql(cfg, load.history, load.events.relation, columns.business, columns.attributes),
         guard)) }}
@@ -554,6 +560,9 @@
             {%- endfor %}
             false,
             {{ historize._scd2_hist_event_image(attributes, 'open_versions') }},
+            {%- if cfg.bitemporal %}
+            open_versions.{{ q(cfg.recorded_at) }},
+            {%- endif %}
             open_versions.{{ q(cfg.state) }}
         from {{ continued_from }} as open_versions
         {%- elif keys_of %}
