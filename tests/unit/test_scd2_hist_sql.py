@@ -94,7 +94,9 @@ def test_hash_key_is_length_prefixed_in_order(rendered):
 def test_merge_applies_all_four_effects_in_one_statement(rendered):
     sql = rendered["merge"]
     assert sql.count("merge into") == 1
-    assert ("on hist.`region` = chg.`_historize_merge_key_0` and hist.`id` = chg.`_historize_merge_key_1` "
+    # every row joins on its own key (spread by key over the MERGE's tasks); only an update row matches
+    assert ("on hist.`region` = chg.`_historize_key_0` and hist.`id` = chg.`_historize_key_1` "
+            "and chg._historize_role = 'update' "
             f"and (hist.`version_ended_at` is null or hist.`version_ended_at` = {AT}) "
             "and (hist.`version_ended_at` is null) = chg._historize_has_open") in sql
     assert "when matched and chg._historize_action = 'changed' then update set `version_ended_at` = " + AT in sql

@@ -36,8 +36,7 @@ def rendered(statements) -> dict[str, str]:
 
 def test_scd_type6_merge_closes_rewrites_type1_and_inserts_versions_in_one_statement(rendered, names):
     sql = rendered["scd_type6-merge"]
-    assert sql.startswith(f"merge into {names.table('dim_program')} as hist using ( select case when "
-                          "roles._historize_role = 'update' then chg.`_historize_key_0` end as `_historize_merge_key_0`, "
+    assert sql.startswith(f"merge into {names.table('dim_program')} as hist using ( select "
                           f"chg.*, roles._historize_role from {names.view('dim_program__historize_changes')} as chg "
                           "cross join (")
     # the guard: the current rows the run counted, none written after the version it read
@@ -46,7 +45,8 @@ def test_scd_type6_merge_closes_rewrites_type1_and_inserts_versions_in_one_state
     # a key with history and a new version: an update row (close, Type 1) and an insert row
     assert ("when _historize_has_history and _historize_action in ('new', 'changed') and "
             "(_historize_action = 'changed' or _historize_type1_changed) then array('update', 'insert')") in sql
-    assert "on hist.`program_id` = chg.`_historize_merge_key_0` when matched and" in sql
+    # every row joins on its own key (spread by key over the MERGE's tasks); only an update row matches
+    assert "on hist.`program_id` = chg.`_historize_key_0` and chg._historize_role = 'update' when matched and" in sql
     # Type 1 rewritten in every row of the key; only the current row is closed
     assert ("`program_name` = case when chg._historize_type1_changed then chg.`program_name` "
             "else hist.`program_name` end") in sql
@@ -196,7 +196,8 @@ def test_a_bitemporal_merge_supersedes_and_records_from_the_events_believed(rend
             "as _historize_action where compared._historize_comparison <> 'unchanged' )") in sql
     assert sql.count("from compared") == 1
     assert sql.endswith(
-        ") as chg on hist.`pen_prices_hist_key` = chg._historize_superseded_key and hist.`superseded_at` is null "
+        ") as chg on hist.`pen_prices_hist_key` = chg._historize_merge_key and chg._historize_action = 'superseded' "
+        "and hist.`superseded_at` is null "
         "when matched and chg._historize_action = 'superseded' then update set "
         f"`superseded_at` = {docs_sql.RUN_START} "
         "when not matched and chg._historize_action = 'recorded' then insert ( `pen_prices_hist_key`, `pen_id`, "
@@ -241,7 +242,8 @@ def test_a_bitemporal_snapshot_merge_reads_the_belief_from_its_load_to_the_next(
     assert sql.count("from ends") == 1
     # it supersedes only rows of that belief, and reads no partition outside it
     assert sql.endswith(
-        ") as chg on hist.`price_list_hist_key` = chg._historize_superseded_key and hist.`superseded_at` is null "
+        ") as chg on hist.`price_list_hist_key` = chg._historize_merge_key and chg._historize_action = 'superseded' "
+        "and hist.`superseded_at` is null "
         f"and (hist.`version_ended_at` is null or hist.`version_ended_at` >= {at}) "
         "when matched and chg._historize_action = 'superseded' then update set "
         f"`superseded_at` = {docs_sql.RUN_START} "

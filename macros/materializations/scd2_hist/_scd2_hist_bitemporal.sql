@@ -28,9 +28,11 @@
                       one in both that differs is replaced (superseded and
                       recorded)
       historize_changes  a row to supersede (matched by its version key) or to
-                      record (matching nothing) for each: a replaced version
-                      is both, so `compared` is read once (Spark computes a
-                      CTE again at each read)
+                      record (its own version key, kept from matching by its
+                      action: a real key, not a NULL one, lets Spark spread
+                      the inserts over the MERGE's tasks) for each: a
+                      replaced version is both, so `compared` is read once
+                      (Spark computes a CTE again at each read)
     Guarded by `guard` (_unchanged_since). The rows it supersedes are those of
     `scope`, a predicate on the table as `hist` that holds for every row of
     current_belief (so that Delta reads no partition outside it); by default
@@ -64,8 +66,8 @@
 
         historize_changes as (
             select
-                case when roles._historize_action = 'superseded' then compared._historize_believed_key end
-                    as _historize_superseded_key,
+                case when roles._historize_action = 'superseded' then compared._historize_believed_key
+                    else compared.{{ q(cfg.version_key) }} end as _historize_merge_key,
                 {%- for name in columns %}
                 compared.{{ q(name) }},
                 {%- endfor %}
@@ -80,7 +82,8 @@
 
         {{ historize._guarded_rows_sql('historize_changes', guard) | trim | indent(4) }}
     ) as chg
-    on hist.{{ q(cfg.version_key) }} = chg._historize_superseded_key
+    on hist.{{ q(cfg.version_key) }} = chg._historize_merge_key
+        and chg._historize_action = 'superseded'
         and {{ scope or hist_current }}
     when matched and chg._historize_action = 'superseded' then update set
         {{ q(cfg.superseded_at) }} = {{ historize.recorded_at_sql() }}

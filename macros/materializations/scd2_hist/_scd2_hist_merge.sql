@@ -10,9 +10,11 @@
       historize_checks   one row whose `_historize_checked` is true, or raises the
                          first failing check's refusal before Delta writes anything
                          (_scd2_hist_checks_sql)
-    then each change row once per role: `update` (its merge keys are the key,
-    so it matches the key's open version), `insert` (its merge keys are NULL,
-    which never match, so it inserts the new version) and `closed_copy`. A
+    then each change row once per role: `update` (it matches the key's open
+    version), `insert` (the role is part of the join condition, so it never
+    matches: it inserts the new version) and `closed_copy`. Every row joins on
+    its own key, so Spark spreads the inserts over the MERGE's tasks by key (a
+    NULL join key would send them all to one task, and one file). A
     changed key's `update` closes its open version in place; a deleted key's
     removes it, and its `closed_copy` inserts that version closed. So Delta's
     own counts of the MERGE tell each action apart: rows updated are the
@@ -46,10 +48,6 @@
         )
 
         select
-            {%- for name in key_names %}
-            case when roles._historize_role = 'update' then chg.{{ historize._quote(name) }} end
-                as {{ historize._quote('_historize_merge_key_' ~ loop.index0) }},
-            {%- endfor %}
             chg.*,
             roles._historize_role
         from historize_changes as chg
@@ -69,9 +67,9 @@
                 else historize_checks._historize_checked
             end
     ) as chg
-    on {% for name in cfg.unique_key -%}
-        {{ historize._quote(name, 'hist') }} = {{ historize._quote('_historize_merge_key_' ~ loop.index0, 'chg') }} and {% endfor -%}
-        ({{ valid_to }} is null or {{ valid_to }} = {{ historize.load_timestamp_sql() }})
+    on {{ historize._key_join(cfg.unique_key, 'hist', 'chg', key_names) }}
+        and chg._historize_role = 'update'
+        and ({{ valid_to }} is null or {{ valid_to }} = {{ historize.load_timestamp_sql() }})
         and ({{ valid_to }} is null) = chg._historize_has_open
     when matched and chg._historize_action = 'changed' then update set
         {{ historize._scd2_hist_close_assignments(cfg, 'changed') | indent(4) }}

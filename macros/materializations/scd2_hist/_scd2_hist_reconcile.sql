@@ -168,8 +168,9 @@
     select, `at_load` X, `at_next` Y, `chg` the change set. -#}
 
 {#- The change set of a late load: a row per table row the load writes, in
-    the table's columns, with `_historize_merge_key` (the version key of the
-    row it replaces; NULL for a new row) and the key's `_historize_action`
+    the table's columns, with `_historize_merge_key` and `_historize_replaces`
+    (the version key of the row it replaces, true; a new row's own, false:
+    _scd2_hist_reconcile_row) and the key's `_historize_action`
     (new, changed, deleted: what the late snapshot did to X). -#}
 {% macro _scd2_hist_reconcile_changes_sql(cfg, history, staged, business_columns, timeline) %}
   {%- set keys = cfg.unique_key -%}
@@ -310,10 +311,13 @@
 
 
 {#- One written row: the table's columns taken from `alias` except those in
-    `values`, this run's loaded_at, the key's action and the row it
-    replaces (`replaces`: the alias of that version; none for a new row). -#}
+    `values`, this run's loaded_at, the key's action, and the version key the
+    MERGE joins on (`_historize_merge_key`): of the row it replaces
+    (`replaces`: the alias of that version), or, for a new row, its own, which
+    `_historize_replaces` (false) keeps from matching. A new row's real key,
+    not a NULL one, lets Spark spread the inserts over the MERGE's tasks. -#}
 {% macro _scd2_hist_reconcile_row(cfg, business_columns, alias, values, replaces=none) %}
-  {%- set targets = [] -%}
+  {%- set targets, own = [], {} -%}
   {%- for name in historize._scd2_hist_table_columns(cfg, business_columns) -%}
     {%- if name == cfg.loaded_at -%}
       {%- set value = historize._utc_literal(run_started_at) -%}
@@ -325,10 +329,12 @@
       {%- set value = historize._quote(name, alias) -%}
     {%- endif -%}
     {%- do targets.append(value ~ ' as ' ~ historize._quote(name)) -%}
+    {%- if name == cfg.version_key -%}{%- do own.update({'key': value}) -%}{%- endif -%}
   {%- endfor -%}
         select
             {{ targets | join(',\n            ') }},
-            {{ historize._quote(cfg.version_key, replaces) if replaces else 'cast(null as binary)' }} as _historize_merge_key,
+            {{ historize._quote(cfg.version_key, replaces) if replaces else own.key }} as _historize_merge_key,
+            {{ 'true' if replaces else 'false' }} as _historize_replaces,
             chg._historize_action,
             {{ historize._column_list(historize._change_set_key_names(cfg.unique_key), 'chg', lines=true) }}
 {% endmacro %}
@@ -348,6 +354,7 @@
         {{ historize._guarded_rows_sql(changes, guard) | trim | indent(4) }}
     ) as chg
     on hist.{{ historize._quote(cfg.version_key) }} = chg._historize_merge_key
+        and chg._historize_replaces
         and {{ historize._scd2_hist_reconcile_scope(cfg, 'hist') }}
     when matched then update set
         {{ assignments | join(',\n        ') }}

@@ -209,11 +209,12 @@
 
 
 {#- The dimension write: one MERGE whose source holds each change row once per
-    role. A key's `update` row (its merge keys are the key, so it matches the
-    key's rows) closes its current row, sets Type 1 values on all its rows and
-    marks a delete; its `insert` row (its merge keys are NULL, which never
-    match) adds the new version. `guard` is the guard's relation
-    (_unchanged_since). -#}
+    role. A key's `update` row (it matches the key's rows) closes its current
+    row, sets Type 1 values on all its rows and marks a delete; its `insert`
+    row (the role is part of the join condition, so it never matches) adds the
+    new version. Every row joins on its own key, so Spark spreads the inserts
+    over the MERGE's tasks by key (a NULL join key would send them all to one
+    task, and one file). `guard` is the guard's relation (_unchanged_since). -#}
 {% macro _scd_type6_merge_sql(cfg, history, changes, columns, guard) %}
   {%- set q = historize._quote -%}
   {%- set at = historize.load_timestamp_sql() -%}
@@ -221,10 +222,6 @@
     merge into {{ history }} as hist
     using (
         select
-            {%- for name in historize._change_set_key_names(cfg.unique_key) %}
-            case when roles._historize_role = 'update' then chg.{{ q(name) }} end
-                as {{ q('_historize_merge_key_' ~ loop.index0) }},
-            {%- endfor %}
             chg.*,
             roles._historize_role
         from {{ changes }} as chg
@@ -241,9 +238,8 @@
         ) roles as _historize_role
         where unchanged_since._historize_unchanged
     ) as chg
-    on {% for name in cfg.unique_key -%}
-        {{ q(name, 'hist') }} = {{ q('_historize_merge_key_' ~ loop.index0, 'chg') }}{{ ' and ' if not loop.last }}
-    {%- endfor %}
+    on {{ historize._key_join(cfg.unique_key, 'hist', 'chg', historize._change_set_key_names(cfg.unique_key)) }}
+        and chg._historize_role = 'update'
     when matched and (chg._historize_type1_changed or ({{ closes }})) then update set
         {%- for name in cfg.type1 %}
         {{ q(name) }} = case when chg._historize_type1_changed then chg.{{ q(name) }} else hist.{{ q(name) }} end,
