@@ -131,18 +131,12 @@
       new_belief      those versions continued with the batch's events, as
                       believed now -#}
 {% macro _scd2_hist_continued_beliefs_sql(cfg, history, events, business_columns, attributes, batch_events) %}
-  {%- set keys, q = cfg.unique_key, historize._quote %}
         pending_keys as (
             {{ historize._scd2_hist_pending_keys_sql(cfg, events) | indent(8) }}
         ),
 
         current_belief as (
-            select {% if batch_events <= 1000000 %}/*+ broadcast(pending_keys) */ {% endif %}hist.*
-            from {{ history }} as hist
-            left semi join pending_keys
-                on {{ historize._key_join(keys, 'hist', 'pending_keys') }}
-            where hist.{{ q(cfg.superseded_at) }} is null
-                and hist.{{ q(cfg.valid_to) }} is null
+            {{ historize._scd2_hist_pending_open_versions_sql(cfg, history, batch_events) | indent(8) }}
         ),
 
         new_belief as (

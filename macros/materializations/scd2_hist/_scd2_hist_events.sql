@@ -696,10 +696,8 @@
     applied, all of them the batch's `batch_events`): its keys' histories
     continue from their open versions (`open_versions`, read once), so a
     version the events give is new, or that open version, kept or now closed;
-    only the open partition is read and written. A batch of up to a million
-    events broadcasts its keys to that read (a few megabytes), which then scans
-    the open versions without shuffling them; a larger one leaves the join to
-    Spark. The change set (`historize_changes`) states its bound, at its
+    only the open partition is read (_scd2_hist_pending_open_versions_sql) and
+    written. The change set (`historize_changes`) states its bound, at its
     `limit`. Guarded by `guard` (_unchanged_since). -#}
 {% macro _scd2_hist_events_continued_merge_sql(cfg, history, events, business_columns, attributes, guard, batch_events) %}
   {%- set keys, q = cfg.unique_key, historize._quote -%}
@@ -712,11 +710,7 @@
         ),
 
         open_versions as (
-            select {% if batch_events <= 1000000 %}/*+ broadcast(pending_keys) */ {% endif %}hist.*
-            from {{ history }} as hist
-            left semi join pending_keys
-                on {{ historize._key_join(keys, 'hist', 'pending_keys') }}
-            where hist.{{ q(cfg.valid_to) }} is null
+            {{ historize._scd2_hist_pending_open_versions_sql(cfg, history, batch_events) | indent(8) }}
         ),
 
         wanted as (
@@ -827,4 +821,21 @@
     select distinct {{ historize._column_list(cfg.unique_key) }}
     from {{ events }}
     where not _historize_applied
+{% endmacro %}
+
+
+{#- The open versions of the keys with pending events (the CTE `pending_keys`);
+    on a bitemporal table, those of the current belief. A batch of up to a
+    million events (`batch_events`) broadcasts its keys to this read (a few
+    megabytes), which then scans the open versions without shuffling them; a
+    larger one leaves the join to Spark. -#}
+{% macro _scd2_hist_pending_open_versions_sql(cfg, history, batch_events) %}
+    select {% if batch_events <= 1000000 %}/*+ broadcast(pending_keys) */ {% endif %}hist.*
+    from {{ history }} as hist
+    left semi join pending_keys
+        on {{ historize._key_join(cfg.unique_key, 'hist', 'pending_keys') }}
+    where hist.{{ historize._quote(cfg.valid_to) }} is null
+        {%- if cfg.bitemporal %}
+        and hist.{{ historize._quote(cfg.superseded_at) }} is null
+        {%- endif %}
 {% endmacro %}
