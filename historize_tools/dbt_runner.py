@@ -184,7 +184,7 @@ def _manifest(project_dir: Path, options: list[str]):
     inputs = _parse_inputs(project_dir)
     cached = _manifests.get(project_dir)
     if cached is None or cached[0] != inputs:
-        parsed = dbtRunner().invoke(["parse", "--quiet", *options])
+        parsed = dbtRunner().invoke(["parse", "--quiet", "--no-write-json", *options])
         if not parsed.success:
             return None  # the run itself parses, and reports the error
         cached = _manifests[project_dir] = (inputs, parsed.result)

@@ -3,8 +3,9 @@ SparkSession (started by the first dbt command), each test in a project of its
 own that installs historize as a local package, in a schema emptied before it
 (one for every test: EMBEDDED_SCHEMA; on the cluster, one of its own). The
 cluster tests run dbt's `thrift` target against a Spark cluster instead, and
-never start the embedded Spark: ./scripts/test.sh runs them in a second
-process (pytest-xdist), beside the embedded Spark's.
+start no embedded Spark: ./scripts/test.sh runs them in a second process
+(pytest-xdist), beside the embedded Spark's, and that process then runs a share of
+the embedded Spark's tests in a Spark of its own (scheduling.py).
 
 What the tests share beside the fixtures is in modules by concern: projects.py
 (a test's project and tables), properties.py (the property tests' engine),

@@ -55,8 +55,9 @@ class Project:
     def run(self, *args: str, variables: Mapping[str, Any] | None = None, expect_success: bool = True,
             callbacks=()):
         os.environ["HISTORIZE_SCHEMA"] = self.schema
-        return dbt.run(list(args), project_dir=self.path, variables=variables, expect_success=expect_success,
-                       callbacks=callbacks, reuse_manifest=True)
+        # no manifest.json or run_results.json: a test reads dbt's results from the run itself
+        return dbt.run([*args, "--no-write-json"], project_dir=self.path, variables=variables,
+                       expect_success=expect_success, callbacks=callbacks, reuse_manifest=True)
 
     def fail(self, *args: str, variables: Mapping[str, Any] | None = None) -> str:
         """Run a dbt command that must fail; return its error text."""

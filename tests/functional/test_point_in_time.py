@@ -3,7 +3,6 @@ kind's interval convention, including instants exactly on a boundary."""
 from __future__ import annotations
 
 import datetime as dt
-import json
 import re
 
 from test_invariants import MS, T1, T2, T3, T4, TABLES
@@ -184,8 +183,8 @@ def test_current_gives_each_kind_its_current_rows_without_the_history_columns(pr
         assert project.table(name, "*", "id") == [(1, "a", 11), (3, "c", 30), (4, "d", 40)], name
     plan = project.sql(f"explain select * from {project.schema}.hist_current")[0][0]
     assert re.search(r"PartitionFilters: \[isnull\(version_ended_at#\d+\)\]", plan), plan
-    manifest = json.loads((project.path / "target" / "manifest.json").read_text())
-    assert {name: manifest["nodes"][f"model.{manifest['metadata']['project_name']}.{name}"]["depends_on"]["nodes"]
+    manifest = project.run("parse").result
+    project_name = manifest.metadata.project_name
+    assert {name: manifest.nodes[f"model.{project_name}.{name}"].depends_on.nodes
             for name in ("hist_current", "dim_current", "ft_current")} == {
-        f"{name}_current": [f"model.{manifest['metadata']['project_name']}.customer_{name}"]
-        for name in ("hist", "dim", "ft")}
+        f"{name}_current": [f"model.{project_name}.customer_{name}"] for name in ("hist", "dim", "ft")}
