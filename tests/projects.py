@@ -230,6 +230,8 @@ def report(new: int, changed: int, deleted: int, detail: str, written: int | Non
 # The last release that stored version keys and row hashes as SHA-256 hex text: the tables
 # its users hold, which their next load rewrites compact (tests/functional/test_upgrade.py).
 HEX_KEYS_RELEASE = "109d8d1c361a10390c82e6c465d7fc357da2c4fc"
+# The last release whose fivetran_history tables are not partitioned by _fivetran_active.
+UNPARTITIONED_FIVETRAN_RELEASE = "2adcafe80f63ac65440476987e0ab81163fea0ab"
 
 
 def release_project(path: Path, schema: str, commit: str = HEX_KEYS_RELEASE) -> Project:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from projects import load_reports, report
+from projects import UNPARTITIONED_FIVETRAN_RELEASE, load_reports, release_project, report
 from reference import MILLISECOND as MS
 from reference import TMAX
 
@@ -129,6 +129,48 @@ def test_overlap_with_an_inactive_version_is_shortened_and_updates_fill_after_a_
         (1, "a", 1, T[1], T[3] - MS, False, S[1]),
         (1, "b", 1, T[3], TMAX, True, S[3]),
     ]
+
+
+def partition_columns(project, name="ft_hist") -> list[str]:
+    return project.sql(f"describe detail {project.schema}.{name}")[0][7]  # partitionColumns
+
+
+def test_a_table_built_unpartitioned_by_the_release_is_laid_out_by_active_flag_on_its_next_load(project, tmp_path):
+    released = release_project(tmp_path / "release", project.schema, UNPARTITIONED_FIVETRAN_RELEASE)
+    model(released)
+    apply(released, [(1, "a", "1", T[1], "upsert", S[1]), (2, "b", "2", T[1], "upsert", S[1]),
+                     (3, "c", "3", T[1], "upsert", S[1])])
+    apply(released, [(1, "a2", "unmod", T[3], "update", S[2]), (2, None, None, T[3], "delete", S[2])])
+    assert partition_columns(project) == []
+    commits = project.commits("ft_hist")
+
+    # this release's first load: the table rewritten partitioned, then the batch applied, in which
+    # key 1's event is late (its versions from T[2] on replaced, the inactive one before it closed),
+    # key 2's update follows its delete (filled from the inactive version), key 3's is in order
+    model(project)
+    batch = [(1, "a1", "unmod", T[2], "update", S[3]), (2, "b2", "unmod", T[5], "update", S[3]),
+             (3, "c2", "7", T[4], "upsert", S[3]), (4, "d", "4", T[4], "upsert", S[3])]
+    result = apply(project, batch)
+    assert load_reports(result) == {"ft_hist": report(4, 2, 1, "versions")}
+    assert project.table("ft_hist", "*", ORDER) == [
+        (1, "a", 1, T[1], T[2] - MS, False, S[1]),
+        (1, "a1", 1, T[2], TMAX, True, S[3]),
+        (2, "b", 2, T[1], T[3], False, S[1]),
+        (2, "b2", 2, T[5], TMAX, True, S[3]),
+        (3, "c", 3, T[1], T[4] - MS, False, S[1]),
+        (3, "c2", 7, T[4], TMAX, True, S[3]),
+        (4, "d", 4, T[4], TMAX, True, S[3]),
+    ]
+    assert partition_columns(project) == ["_fivetran_active"]
+    # the rewrite is one commit of the same table, before the load's; the release's table still readable
+    history = project.history("ft_hist")
+    assert [h["operation"] for h in history[:2]] == ["MERGE", "REPLACE TABLE AS SELECT"]
+    assert project.commits("ft_hist") == commits + 2
+    assert project.sql(f"select count(*) from {project.schema}.ft_hist version as of {history[2]['version']}") == [(4,)]
+    # the next load of the same batch finds the layout in place: no rewrite, nothing to write
+    result = apply(project, batch)
+    assert load_reports(result) == {"ft_hist": report(0, 0, 0, "versions")}
+    assert project.commits("ft_hist") == commits + 2
 
 
 def test_bad_batches_fail_clearly_and_leave_the_table(project):

@@ -19,6 +19,12 @@
   }) -%}
   {#- Written after the select's columns, in this order. -#}
   {%- do cfg.update({'technical_columns': [cfg.valid_from, cfg.valid_to, cfg.current_flag, cfg.synced]}) -%}
+  {#- Active versions apart from inactive ones: a batch reads the active versions
+      of its keys, and the inactive ones only of the keys its rules need them for
+      (_fivetran_history_needed_versions_sql), and its MERGE rewrites files of the
+      active partition only. The model's partition_by, if any, partitions further. -#}
+  {%- do cfg.update({'partition_by': [cfg.current_flag]
+        + historize._as_name_list('partition_by', config.get('partition_by') or [])}) -%}
   {#- adopt_from: a Fivetran history-mode table (schema.table) whose versions the
       model's first load takes over (adoption.sql); adopt_repair: the kinds of
       defect repaired (their rows set aside) instead of refused. -#}
@@ -216,6 +222,43 @@
 {% endmacro %}
 
 
+{#- The versions of the keys of `events` (a step of the batch typed, as
+    _fivetran_history_batch_sql gives it) that the rules read: every key's
+    active version, which is its latest; and its inactive versions only when
+    its first upsert or update is at or before its active version's start, or
+    it has no active version. Otherwise the latest version before the key's
+    events is the active one, the one an update fills from and an event closes,
+    and no version after it is replaced; a delete closes only an active version. -#}
+{% macro _fivetran_history_needed_versions_sql(cfg, history, events) %}
+  {%- set keys, q = cfg.unique_key, historize._quote -%}
+    select hist.*
+    from {{ history }} as hist
+    left semi join {{ events }} as batch_event
+        on {{ historize._key_join(keys, 'hist', 'batch_event') }}
+    where hist.{{ q(cfg.current_flag) }}
+    union all
+    select hist.*
+    from {{ history }} as hist
+    left semi join (
+        select {{ historize._column_list(keys, 'first_change') }}
+        from (
+            select
+                {{ historize._column_list(keys, lines=true) | indent(4) }},
+                min(_historize_event_at) as _historize_earliest
+            from {{ events }}
+            where _historize_op in ('upsert', 'update')
+            group by {{ historize._column_list(keys) }}
+        ) as first_change
+        left anti join {{ history }} as active
+            on {{ historize._key_join(keys, 'first_change', 'active') }}
+            and first_change._historize_earliest > active.{{ q(cfg.valid_from) }}
+            and active.{{ q(cfg.current_flag) }}
+    ) as needing_inactive
+        on {{ historize._key_join(keys, 'hist', 'needing_inactive') }}
+    where not hist.{{ q(cfg.current_flag) }}
+{% endmacro %}
+
+
 {#- The change set of a batch: every version the batch's events give their
     keys, compared with the versions already there. `_historize_action`: new
     (a version to insert), changed (a version whose values, end or flag
@@ -273,9 +316,8 @@
         group by {{ historize._column_list(keys) }}
     ),
 
-    batch_keys as (
-        select distinct {{ historize._column_list(keys) }}
-        from batch
+    needed_versions as (
+        {{ historize._fivetran_history_needed_versions_sql(cfg, history, 'batch') | indent(4) }}
     ),
 
     existing as (
@@ -283,8 +325,7 @@
             hist.*,
             earliest._historize_earliest,
             earliest._historize_earliest is null or hist.{{ q(cfg.valid_from) }} < earliest._historize_earliest as _historize_before_batch
-        from {{ history }} as hist
-        left semi join batch_keys on {{ historize._key_join(keys, 'hist', 'batch_keys') }}
+        from needed_versions as hist
         left join earliest on {{ historize._key_join(keys, 'hist', 'earliest') }}
     ),
 
@@ -448,8 +489,7 @@
 
 {#- The change set of a batch with one event per key (the batch check counts
     them): the walk's rules, which one event per key turns into a comparison
-    of that event with its key's versions: one read of the table, one group by
-    key, no walk. Per key, its event at `t`:
+    of that event with its key's versions, without a walk. Per key, its event at `t`:
       - an upsert, or an update after a version, wants its new version at `t`
         (an unmodified cell filled from the base version), active: new, or
         changed where the table has another version at `t`;
@@ -458,21 +498,31 @@
         the event begins when it is current (for a delete, when it is active);
       - an upsert or update replaces the versions from `t` on: those it does
         not rewrite are deleted.
-    Versions travel as structs with their start (_fivetran_history_version_struct).
-    Its steps:
+    A key's active version is its latest. So an event that follows it (a
+    delete, or an event after its start) has it as its base, and no version at
+    or after `t`: the active version is all it reads. The other upserts and
+    updates (late ones, and those of a key with no active version) read every
+    version of their key. Versions travel as structs with their start
+    (_fivetran_history_version_struct). Its steps:
       batch          the batch typed, one row per event
-      key_versions   each event, with no version, then with each version of
-                     its key (the batch broadcast, the table read once)
+      with_active    each event with its key's active version (the table's
+                     active partition read once), and whether it follows it
+      needing_versions
+                     the upserts and updates that do not
+      key_versions   each of those, with no version, then with each version of
+                     its key
       by_key         each key's event, its base version, its version at `t`
-                     and its versions after `t`
+                     and its versions after `t`: for an event that follows its
+                     active version, that version as base and none at or after `t`
       decided        the event's new version, and its base version closed
       written        the rows to write, each with its action -#}
 {% macro _fivetran_history_one_event_changes_sql(cfg, history, staged, columns) %}
   {%- set keys, data_columns, q = cfg.unique_key, columns.data, historize._quote -%}
   {%- set version = historize._fivetran_history_version_struct -%}
   {%- set row = historize._fivetran_history_change_row -%}
-  {%- set table_data, no_data, new_data, base_data = [], [], [], [] -%}
+  {%- set active_data, table_data, no_data, new_data, base_data = [], [], [], [], [] -%}
   {%- for name in data_columns -%}
+    {%- do active_data.append('active.' ~ q(name)) -%}
     {%- do table_data.append('hist.' ~ q(name)) -%}
     {%- do no_data.append('cast(null as ' ~ columns.types[name] ~ ')') -%}
     {%- do new_data.append('case when cast(by_key.' ~ q(name) ~ ' as string) <=> ' ~ historize._string_literal(cfg.unmodified_string)
@@ -485,23 +535,56 @@
         {{ historize._fivetran_history_batch_sql(cfg, staged, columns) | indent(4) }}
     ),
 
-    key_versions as (
+    with_active as (
         select
             batch.*,
+            active.{{ q(cfg.valid_from) }} is not null
+                and (batch._historize_op = 'delete' or active.{{ q(cfg.valid_from) }} < batch._historize_event_at) as _historize_follows_active,
+            case when active.{{ q(cfg.valid_from) }} is not null
+                then {{ version(active_data, 'active.' ~ q(cfg.valid_to), 'active.' ~ q(cfg.current_flag),
+                    'active.' ~ q(cfg.synced), start='active.' ~ q(cfg.valid_from)) | indent(16) }}
+            end as _historize_active_version
+        from batch
+        left join {{ history }} as active
+            on {{ historize._key_join(keys, 'batch', 'active') }}
+            and active.{{ q(cfg.current_flag) }}
+    ),
+
+    needing_versions as (
+        select *
+        from with_active
+        where not _historize_follows_active and _historize_op <> 'delete'
+    ),
+
+    key_versions as (
+        select
+            needing_versions.*,
             {{ version(no_data, 'cast(null as timestamp)', 'cast(null as boolean)', 'cast(null as timestamp)',
                 start='cast(null as timestamp)') | indent(12) }} as _historize_version
-        from batch
+        from needing_versions
         union all
-        select /*+ broadcast(batch) */
-            batch.*,
+        select /*+ broadcast(needing_versions) */
+            needing_versions.*,
             {{ version(table_data, 'hist.' ~ q(cfg.valid_to), 'hist.' ~ q(cfg.current_flag),
                 'hist.' ~ q(cfg.synced), start='hist.' ~ q(cfg.valid_from)) | indent(12) }} as _historize_version
         from {{ history }} as hist
-        inner join batch
-            on {{ historize._key_join(keys, 'hist', 'batch') }}
+        inner join needing_versions
+            on {{ historize._key_join(keys, 'hist', 'needing_versions') }}
     ),
 
+    -- (no version at `t`, none after it: typed as the active version's struct)
     by_key as (
+        select
+            {{ historize._column_list(keys + data_columns, 'with_active', lines=true) }},
+            with_active._historize_event_at,
+            with_active._historize_op,
+            with_active._historize_synced,
+            with_active._historize_active_version as _historize_base,
+            if(false, with_active._historize_active_version, null) as _historize_at_event,
+            filter(array(with_active._historize_active_version), no_version -> false) as _historize_replaced
+        from with_active
+        where with_active._historize_follows_active or with_active._historize_op = 'delete'
+        union all
         select
             {{ historize._column_list(keys, 'key_versions', lines=true) }},
             {%- for name in data_columns %}
@@ -511,13 +594,13 @@
             any_value(key_versions._historize_op) as _historize_op,
             any_value(key_versions._historize_synced) as _historize_synced,
             max_by(key_versions._historize_version, {{ at }}) filter (
-                where key_versions._historize_op = 'delete' or {{ at }} < key_versions._historize_event_at
+                where {{ at }} < key_versions._historize_event_at
             ) as _historize_base,
             max_by(key_versions._historize_version, {{ at }}) filter (
-                where key_versions._historize_op <> 'delete' and {{ at }} = key_versions._historize_event_at
+                where {{ at }} = key_versions._historize_event_at
             ) as _historize_at_event,
             collect_list(key_versions._historize_version) filter (
-                where key_versions._historize_op <> 'delete' and {{ at }} > key_versions._historize_event_at
+                where {{ at }} > key_versions._historize_event_at
             ) as _historize_replaced
         from key_versions
         group by {{ historize._column_list(keys, 'key_versions') }}

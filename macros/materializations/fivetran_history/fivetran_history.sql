@@ -26,11 +26,11 @@
     {%- set adoption = historize._fivetran_history_adoption(cfg, target_relation, columns) -%}
     {%- set adopted_rows_sql = historize._fivetran_history_adoption_sql(cfg, adoption) -%}
     {{ historize._adopt(cfg, target_relation, adoption, adopted_rows_sql,
-        historize._fivetran_history_adopted_versions_sql(cfg, adopted_rows_sql, columns)) }}
+        historize._fivetran_history_adopted_versions_sql(cfg, adopted_rows_sql, columns), partition_by=cfg.partition_by) }}
   {%- elif found.relation is none -%}
     {%- call statement('create_' ~ target_relation.identifier) -%}
       {{ historize._create_history_table_sql(target_relation, historize._history_properties(cfg),
-          columns=columns.table_types) }}
+          columns=columns.table_types, partition_by=cfg.partition_by) }}
     {%- endcall -%}
     {%- do adapter.cache_added(target_relation) -%}
   {%- elif table_sync.alters_table -%}
