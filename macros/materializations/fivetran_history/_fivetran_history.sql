@@ -268,7 +268,8 @@
     with the events, and both sides of the comparison meet in one group by
     key and start. Its steps:
       batch ... base       the batch typed, one row per event; the versions
-                           already in the table for its keys, each marked
+                           of its keys the rules need
+                           (_fivetran_history_needed_versions_sql), each marked
                            whether it began before the key's earliest upsert
                            or update (the batch leaves those as they are, but
                            for the latest, `base`, which it may close)
