@@ -223,13 +223,15 @@
 
 
 {#- The versions of the keys of `events` (a step of the batch typed, as
-    _fivetran_history_batch_sql gives it) that the rules read: every key's
+    _fivetran_history_batch_sql gives it) that the rules read, given
+    `earliest` (a step of each key's first upsert or update,
+    `_historize_earliest`): every key's
     active version, which is its latest; and its inactive versions only when
     its first upsert or update is at or before its active version's start, or
     it has no active version. Otherwise the latest version before the key's
     events is the active one, the one an update fills from and an event closes,
     and no version after it is replaced; a delete closes only an active version. -#}
-{% macro _fivetran_history_needed_versions_sql(cfg, history, events) %}
+{% macro _fivetran_history_needed_versions_sql(cfg, history, events, earliest) %}
   {%- set keys, q = cfg.unique_key, historize._quote -%}
     select hist.*
     from {{ history }} as hist
@@ -241,14 +243,7 @@
     from {{ history }} as hist
     left semi join (
         select {{ historize._column_list(keys, 'first_change') }}
-        from (
-            select
-                {{ historize._column_list(keys, lines=true) | indent(4) }},
-                min(_historize_event_at) as _historize_earliest
-            from {{ events }}
-            where _historize_op in ('upsert', 'update')
-            group by {{ historize._column_list(keys) }}
-        ) as first_change
+        from {{ earliest }} as first_change
         left anti join {{ history }} as active
             on {{ historize._key_join(keys, 'first_change', 'active') }}
             and first_change._historize_earliest > active.{{ q(cfg.valid_from) }}
@@ -318,7 +313,7 @@
     ),
 
     needed_versions as (
-        {{ historize._fivetran_history_needed_versions_sql(cfg, history, 'batch') | indent(4) }}
+        {{ historize._fivetran_history_needed_versions_sql(cfg, history, 'batch', 'earliest') | indent(4) }}
     ),
 
     existing as (
