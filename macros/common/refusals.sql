@@ -75,10 +75,19 @@
 
 {#- Fails when the key columns hold a NULL or a duplicate in `relation`. -#}
 {% macro _assert_unique_key(relation, unique_key, model_name, sample=5, label='unique_key') %}
+  {%- set findings = run_query(historize._key_findings_sql(relation, unique_key, sample)) -%}
+  {{ historize._refuse_key_findings(findings.rows, unique_key, model_name, label) }}
+{% endmacro %}
+
+
+{#- The keys of `relation` that are NULL or duplicated, at most `sample` of
+    them, NULL first, then the most repeated, then by key: each row holds the
+    key's columns, then `occurrences`, `has_null` (1 or 0), `offending_keys`
+    and `null_rows` (the counts over all of them). No row: the key is unique. -#}
+{% macro _key_findings_sql(relation, unique_key, sample=5) %}
   {%- set key_list = historize._column_list(unique_key) -%}
   {%- set key_targets = historize._column_list(unique_key, lines=true) -%}
-  {%- set any_null = historize._column_list(unique_key, suffix=' is null', separator=' or ') -%}
-  {%- set query -%}
+  {%- set any_null = historize._column_list(unique_key, suffix=' is null', separator=' or ') %}
     with keyed as (
         select
             {{ key_targets }},
@@ -103,16 +112,21 @@
     from offending
     order by has_null desc, occurrences desc, {{ historize._column_list(unique_key, suffix=' asc') }}
     limit {{ sample }}
-  {%- endset -%}
-  {%- set result = run_query(query) -%}
-  {%- if result.rows | length > 0 -%}
+{%- endmacro %}
+
+
+{#- Raises the refusal of `rows` as _key_findings_sql gives them (their first
+    columns in its order), if there are any: a NULL key first, else the
+    duplicated keys with examples. -#}
+{% macro _refuse_key_findings(rows, unique_key, model_name, label='unique_key') %}
+  {%- if rows | length > 0 -%}
     {%- set width = unique_key | length -%}
-    {%- set first = result.rows[0] -%}
+    {%- set first = rows[0] -%}
     {%- if first[width + 1] == 1 -%}
       {{ exceptions.raise_compiler_error(historize._refusal('null_key', model_name, [first[width + 3]], unique_key, label)) }}
     {%- endif -%}
     {%- set examples = [] -%}
-    {%- for row in result.rows -%}
+    {%- for row in rows -%}
       {%- do examples.append("(" ~ row[:width] | join(', ') ~ ") x" ~ row[width]) -%}
     {%- endfor -%}
     {{ exceptions.raise_compiler_error(historize._refusal('duplicated_key', model_name,

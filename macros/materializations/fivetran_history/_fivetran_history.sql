@@ -145,31 +145,54 @@
 {% endmacro %}
 
 
-{#- Caches the batch (the checks and the change set's first step read it)
-    and checks it: the key and the event time unique and not NULL, and every
-    operation one of upsert, update or delete; unknown operations are named,
-    the most frequent first, ties by name (NULL last), the same every run.
-    Returns whether the batch holds one event per key, which
-    _fivetran_history_one_event_changes_sql applies without a walk. -#}
+{#- Caches the batch, so that the check and the MERGE read the same events,
+    and checks it in one query: the key and the event time unique and not
+    NULL, and every operation one of upsert, update or delete; unknown
+    operations are named, the most frequent first, ties by name (NULL last),
+    the same every run. Returns whether the batch holds one event per key,
+    which _fivetran_history_one_event_changes_sql applies without a walk. -#}
 {% macro _fivetran_history_check_batch(cfg, staged) %}
   {{ historize._cache_staged(staged) }}
-  {{ historize._assert_unique_key(staged, cfg.unique_key + [cfg.valid_from], cfg.model_name,
-        label='the key and ' ~ cfg.valid_from) }}
+  {%- set keys_and_start = cfg.unique_key + [cfg.valid_from] -%}
+  {%- set findings = run_query(historize._fivetran_history_batch_findings_sql(cfg, staged)).rows -%}
+  {%- set offending_starts, unknown_ops, most_events = [], [], [] -%}
+  {%- for row in findings -%}
+    {%- if row['_historize_finding'] == 'offending_start' -%}
+      {%- do offending_starts.append(row) -%}
+    {%- elif row['_historize_finding'] == 'unknown_op' -%}
+      {%- do unknown_ops.append(("NULL" if row['_historize_op'] is none else "'" ~ row['_historize_op'] ~ "'") ~ " x" ~ row['_historize_n']) -%}
+    {%- else -%}
+      {%- do most_events.append(row['_historize_most_events']) -%}
+    {%- endif -%}
+  {%- endfor -%}
+  {{ historize._refuse_key_findings(offending_starts, keys_and_start, cfg.model_name, label='the key and ' ~ cfg.valid_from) }}
+  {%- if unknown_ops -%}
+    {{ exceptions.raise_compiler_error(
+        "historize: model " ~ cfg.model_name ~ ": unknown operation in " ~ cfg.op_column ~ ": " ~ unknown_ops | join(', ')
+        ~ "; allowed: " ~ cfg.operations | join(', ') ~ ". Nothing was written") }}
+  {%- endif -%}
+  {{ return({'one_event_per_key': most_events[0] == 1}) }}
+{% endmacro %}
+
+
+{#- What the batch check reads, one row per finding (`_historize_finding`):
+      offending_start  a key and event time NULL or duplicated, as
+                       _key_findings_sql gives it (its columns first)
+      unknown_op       an operation not allowed (`_historize_op`, NULL for a
+                       NULL one) and its events (`_historize_n`), the five most frequent
+      events_per_key   the most events of one key (`_historize_most_events`)
+    each kind in the order its refusal names them. -#}
+{% macro _fivetran_history_batch_findings_sql(cfg, staged) %}
+  {%- set keys_and_start = cfg.unique_key + [cfg.valid_from] -%}
   {%- set op = historize._quote(cfg.op_column) -%}
-  {%- set query -%}
-    select
-        per_key.most_events,
-        unknown_ops.op,
-        unknown_ops.n
-    from (
-        select max(events) as most_events
-        from (
-            select count(*) as events
-            from {{ staged }}
-            group by {{ historize._column_list(cfg.unique_key) }}
-        ) as events_by_key
-    ) as per_key
-    left join (
+  {%- set no_key -%}
+    {%- for name in keys_and_start %}null, {% endfor %}null, null, null, null
+  {%- endset %}
+    with offending_starts as (
+        {{ historize._key_findings_sql(staged, keys_and_start) | indent(8) }}
+    ),
+
+    unknown_ops as (
         select
             cast({{ op }} as string) as op,
             count(*) as n
@@ -178,22 +201,45 @@
         group by {{ op }}
         order by n desc, op asc nulls last
         limit 5
-    ) as unknown_ops
-        on true
-    order by unknown_ops.n desc, unknown_ops.op asc nulls last
-  {%- endset -%}
-  {%- set rows = run_query(query).rows -%}
-  {%- set examples = [] -%}
-  {%- for row in rows if row['n'] is not none -%}
-    {%- do examples.append(("NULL" if row['op'] is none else "'" ~ row['op'] ~ "'") ~ " x" ~ row['n']) -%}
-  {%- endfor -%}
-  {%- if examples -%}
-    {{ exceptions.raise_compiler_error(
-        "historize: model " ~ cfg.model_name ~ ": unknown operation in " ~ cfg.op_column ~ ": " ~ examples | join(', ')
-        ~ "; allowed: " ~ cfg.operations | join(', ') ~ ". Nothing was written") }}
-  {%- endif -%}
-  {{ return({'one_event_per_key': rows[0]['most_events'] == 1}) }}
-{% endmacro %}
+    ),
+
+    events_per_key as (
+        select count(*) as events
+        from {{ staged }}
+        group by {{ historize._column_list(cfg.unique_key) }}
+    )
+
+    select
+        offending_starts.*,
+        'offending_start' as _historize_finding,
+        cast(null as string) as _historize_op,
+        cast(null as bigint) as _historize_n,
+        cast(null as bigint) as _historize_most_events
+    from offending_starts
+    union all
+    select
+        {{ no_key }},
+        'unknown_op',
+        unknown_ops.op,
+        unknown_ops.n,
+        null
+    from unknown_ops
+    union all
+    select
+        {{ no_key }},
+        'events_per_key',
+        null,
+        null,
+        max(events_per_key.events)
+    from events_per_key
+    order by
+        _historize_finding,
+        has_null desc,
+        occurrences desc,
+        {{ historize._column_list(keys_and_start, suffix=' asc') }},
+        _historize_n desc,
+        _historize_op asc nulls last
+{%- endmacro %}
 
 
 {#- SQL builders of fivetran_history. Aliases: `batch` the staged batch of
