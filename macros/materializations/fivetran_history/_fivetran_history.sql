@@ -185,9 +185,9 @@
 {% macro _fivetran_history_batch_findings_sql(cfg, staged) %}
   {%- set keys_and_start = cfg.unique_key + [cfg.valid_from] -%}
   {%- set op = historize._quote(cfg.op_column) -%}
-  {%- set no_key -%}
-    {%- for name in keys_and_start %}null, {% endfor %}null, null, null, null
-  {%- endset %}
+  {%- set finding_columns = [] -%}
+  {%- for name in keys_and_start -%}{%- do finding_columns.append(historize._quote(name)) -%}{%- endfor -%}
+  {%- do finding_columns.extend(['occurrences', 'has_null', 'offending_keys', 'null_rows']) %}
     with offending_starts as (
         {{ historize._key_findings_sql(staged, keys_and_start) | indent(8) }}
     ),
@@ -210,7 +210,9 @@
     )
 
     select
-        offending_starts.*,
+        {%- for column in finding_columns %}
+        offending_starts.{{ column }},
+        {%- endfor %}
         'offending_start' as _historize_finding,
         cast(null as string) as _historize_op,
         cast(null as bigint) as _historize_n,
@@ -218,22 +220,26 @@
     from offending_starts
     union all
     select
-        {{ no_key }},
-        'unknown_op',
-        unknown_ops.op,
-        unknown_ops.n,
-        null
+        {%- for column in finding_columns %}
+        null as {{ column }},
+        {%- endfor %}
+        'unknown_op' as _historize_finding,
+        unknown_ops.op as _historize_op,
+        unknown_ops.n as _historize_n,
+        null as _historize_most_events
     from unknown_ops
     union all
     select
-        {{ no_key }},
-        'events_per_key',
-        null,
-        null,
-        max(events_per_key.events)
+        {%- for column in finding_columns %}
+        null as {{ column }},
+        {%- endfor %}
+        'events_per_key' as _historize_finding,
+        null as _historize_op,
+        null as _historize_n,
+        max(events_per_key.events) as _historize_most_events
     from events_per_key
     order by
-        _historize_finding,
+        _historize_finding asc,
         has_null desc,
         occurrences desc,
         {{ historize._column_list(keys_and_start, suffix=' asc') }},
