@@ -70,15 +70,22 @@
       affected_keys   the keys whose row at `at` the snapshot changes
       believed        per key of those, the current belief's versions in
                       effect just before `at`, at `at` and at `next`
-                      (structs): the table's whole rows, of those keys only
+                      (structs, NULL where none): the table's whole rows, of
+                      those keys only
       affected        those keys with their three sides (before_load,
                       snapshot_row, at_next), whether each is there and
                       whether neighbours are equal
-      current_belief  their believed versions: the ones replaced
       sides           with how `before_load` began
       ends            where the versions beginning with `before_load` and
                       with the snapshot's row end
-      new_belief      the versions of those sides
+      versions        per key, its believed versions (the ones the load may
+                      replace) and the new versions of its sides
+      by_start        per key and version start, the new version and the
+                      believed one beside each other
+      compared        the two compared (_scd2_hist_beliefs_merge_sql): per
+                      key, with no join, so that `affected` and what it reads
+                      are computed once (Spark computes a CTE again at each
+                      read, and a join of two CTEs of `affected` reads it twice)
     At a load_timestamp loaded before, `before_load` may end at `at` and
     become open again; it then began as it did (`changed` if a version of the
     key closed as changed where it began), read from `opened_by_change`. At a
@@ -90,6 +97,7 @@
   {%- set at = historize.load_timestamp_sql() -%}
   {%- set next_at = "timestamp'" ~ timeline.next ~ "+00:00'" if timeline.next else none -%}
   {%- set no_end = 'cast(null as timestamp)' -%}
+  {%- set table_columns = historize._scd2_hist_table_columns(cfg, business_columns) + retired_columns -%}
   {%- set valid_from, valid_to, hash = q(cfg.valid_from), q(cfg.valid_to), q(cfg.hash_column) -%}
   {%- set side_columns = {'before_load': business_columns + retired_columns, 'snapshot_row': business_columns,
         'at_next': business_columns + retired_columns} -%}
@@ -138,7 +146,7 @@ end
 
         believed as (
             select
-                {{ historize._column_list(keys, 'hist', lines=true) }},
+                {{ historize._column_list(key_names, 'affected_keys', lines=true) }},
                 first(struct(hist.*)) filter (where hist.{{ valid_from }} < {{ at }}) as before_load,
                 first(struct(hist.*)) filter (
                     where hist.{{ valid_from }} <= {{ at }} and (hist.{{ valid_to }} is null or hist.{{ valid_to }} > {{ at }})
@@ -150,19 +158,19 @@ end
                     where false
                     {%- endif %}
                 ) as at_next
-            from {{ history }} as hist
-            left semi join affected_keys
+            from affected_keys
+            left join {{ history }} as hist
                 on {{ historize._key_join(keys, 'hist', 'affected_keys', key_names) }}
-            where {{ historize._scd2_hist_beliefs_scope(cfg, 'hist') }}
-                {%- if next_at %}
-                and hist.{{ valid_from }} <= {{ next_at }}
-                {%- endif %}
-            group by {{ historize._column_list(keys, 'hist') }}
+                    and {{ historize._scd2_hist_beliefs_scope(cfg, 'hist') }}
+                    {%- if next_at %}
+                    and hist.{{ valid_from }} <= {{ next_at }}
+                    {%- endif %}
+            group by {{ historize._column_list(key_names, 'affected_keys') }}
         ),
 
         affected as (
             select
-                {{ historize._column_list(key_names, 'affected_keys', lines=true) }},
+                {{ historize._column_list(key_names, 'believed', lines=true) }},
                 believed.before_load,
                 struct(src.*) as snapshot_row,
                 believed.at_load,
@@ -172,18 +180,11 @@ end
                 believed.at_next.{{ q(cfg.version_key) }} is not null as has_after,
                 coalesce(believed.before_load.{{ hash }} = src.{{ hash }}, false) as before_is_row,
                 coalesce(src.{{ hash }} = believed.at_next.{{ hash }}, false) as row_is_after
-            from affected_keys
-            left join believed
-                on {{ historize._key_join(key_names, 'affected_keys', 'believed', keys) }}
+            from believed
             left join {{ staged }} as src
-                on {{ historize._key_join(key_names, 'affected_keys', 'src', keys) }}
+                on {{ historize._key_join(key_names, 'believed', 'src', keys) }}
         ),
 
-        current_belief as (
-            select inline(array_distinct(filter(
-                array(affected.before_load, affected.at_load, affected.at_next), version -> version is not null)))
-            from affected
-        ),
         {%- if timeline.known %}
 
         opened_by_change as (
@@ -229,17 +230,49 @@ end
             from sides
         ),
 
-        new_belief as (
-            select new_version.*
+        versions as (
+            select
+                array_distinct(filter(
+                    array(ends.before_load, ends.at_load, ends.at_next), version -> version is not null)) as believed_versions,
+                filter(array(
+                    {{ historize._scd2_hist_side_version(cfg, key_names, 'before_load', side_columns.before_load, retired_columns,
+                        'ends.before_load.' ~ valid_from, 'ends.before_ended', before_state, 'ends.has_before') | indent(20) }},
+                    {{ historize._scd2_hist_side_version(cfg, key_names, 'snapshot_row', side_columns.snapshot_row, retired_columns,
+                        at, 'ends.row_ended', row_state, 'ends.has_row and not ends.before_is_row') | indent(20) }},
+                    {{ historize._scd2_hist_side_version(cfg, key_names, 'at_next', side_columns.at_next, retired_columns,
+                        next_at or no_end, 'ends.at_next.' ~ valid_to, after_state, 'ends.has_after and not ends.row_is_after') | indent(20) }}
+                ), version -> version is not null) as new_versions
             from ends
-            lateral view inline(filter(array(
-                {{ historize._scd2_hist_side_version(cfg, key_names, 'before_load', side_columns.before_load, retired_columns,
-                    'ends.before_load.' ~ valid_from, 'ends.before_ended', before_state, 'ends.has_before') | indent(16) }},
-                {{ historize._scd2_hist_side_version(cfg, key_names, 'snapshot_row', side_columns.snapshot_row, retired_columns,
-                    at, 'ends.row_ended', row_state, 'ends.has_row and not ends.before_is_row') | indent(16) }},
-                {{ historize._scd2_hist_side_version(cfg, key_names, 'at_next', side_columns.at_next, retired_columns,
-                    next_at or no_end, 'ends.at_next.' ~ valid_to, after_state, 'ends.has_after and not ends.row_is_after') | indent(16) }}
-            ), version -> version is not null)) new_version
+        ),
+
+        by_start as (
+            select inline(transform(
+                array_distinct(concat(
+                    transform(versions.new_versions, version -> version.{{ valid_from }}),
+                    transform(versions.believed_versions, version -> version.{{ valid_from }})
+                )),
+                started -> named_struct(
+                    'new_version', get(filter(versions.new_versions, version -> version.{{ valid_from }} = started), 0),
+                    'believed', get(filter(versions.believed_versions, version -> version.{{ valid_from }} = started), 0)
+                )
+            ))
+            from versions
+        ),
+
+        compared as (
+            select
+                {%- for name in table_columns %}
+                by_start.new_version.{{ q(name) }},
+                {%- endfor %}
+                by_start.believed.{{ q(cfg.version_key) }} as _historize_believed_key,
+                case
+                    when by_start.believed is null then 'recorded'
+                    when by_start.new_version is null then 'superseded'
+                    when {% for name in [cfg.hash_column, cfg.valid_to, cfg.state] %}by_start.new_version.{{ q(name) }} <=> by_start.believed.{{ q(name) }}{{ ' and ' if not loop.last }}{% endfor %}
+                        then 'unchanged'
+                    else 'replaced'
+                end as _historize_comparison
+            from by_start
         )
 {% endmacro %}
 

@@ -16,17 +16,19 @@
 
 
 {#- The MERGE of a bitemporal load, from either input. `belief_steps` are the
-    CTEs of its input that end in two:
-      current_belief  the rows of the current belief (superseded_at NULL) the
-                      load may replace
-      new_belief      the versions that replace them, as believed now, in the
-                      columns `columns`
-    then:
-      compared        the two by key and start: a version in both with the same
+    CTEs of its input that end in
+      compared        per version start of each key the load may change, the
+                      version of the new belief (as believed now, in the
+                      columns `columns`; NULL: none starts there) beside the
+                      row of the current belief it may replace
+                      (`_historize_believed_key`; NULL: none), and
+                      `_historize_comparison`: a version in both with the same
                       end, state and row_hash is unchanged; one only believed
                       is superseded; one only in the new belief is recorded;
                       one in both that differs is replaced (superseded and
-                      recorded)
+                      recorded). _scd2_hist_compared_sql writes it from two
+                      CTEs, current_belief and new_belief.
+    then:
       historize_changes  a row to supersede (matched by its version key) or to
                       record (its own version key, kept from matching by its
                       action: a real key, not a NULL one, lets Spark spread
@@ -34,35 +36,15 @@
                       replaced version is both, so `compared` is read once
                       (Spark computes a CTE again at each read)
     Guarded by `guard` (_unchanged_since). The rows it supersedes are those of
-    `scope`, a predicate on the table as `hist` that holds for every row of
-    current_belief (so that Delta reads no partition outside it); by default
+    `scope`, a predicate on the table as `hist` that holds for every row the
+    load may replace (so that Delta reads no partition outside it); by default
     the current belief. -#}
 {% macro _scd2_hist_beliefs_merge_sql(cfg, history, columns, belief_steps, guard, scope=none) %}
-  {%- set keys, q = cfg.unique_key, historize._quote -%}
-  {%- set compared_columns = [cfg.hash_column, cfg.valid_to, cfg.state] -%}
+  {%- set q = historize._quote -%}
   {%- set hist_current = q(cfg.superseded_at, 'hist') ~ ' is null' %}
     merge into {{ history }} as hist
     using (
         with {{ belief_steps | trim }},
-
-        compared as (
-            select
-                {%- for name in columns %}
-                new_belief.{{ q(name) }},
-                {%- endfor %}
-                current_belief.{{ q(cfg.version_key) }} as _historize_believed_key,
-                case
-                    when current_belief.{{ q(cfg.valid_from) }} is null then 'recorded'
-                    when new_belief.{{ q(cfg.valid_from) }} is null then 'superseded'
-                    when {% for name in compared_columns %}new_belief.{{ q(name) }} <=> current_belief.{{ q(name) }}{{ ' and ' if not loop.last }}{% endfor %}
-                        then 'unchanged'
-                    else 'replaced'
-                end as _historize_comparison
-            from new_belief
-            full outer join current_belief
-                on {{ historize._key_join(keys, 'new_belief', 'current_belief') }}
-                    and new_belief.{{ q(cfg.valid_from) }} = current_belief.{{ q(cfg.valid_from) }}
-        ),
 
         historize_changes as (
             select
@@ -95,10 +77,40 @@
 {% endmacro %}
 
 
+{#- The CTE `compared` (_scd2_hist_beliefs_merge_sql) of two CTEs before it,
+    joined by key and start:
+      current_belief  the rows of the current belief (superseded_at NULL) the
+                      load may replace
+      new_belief      the versions that replace them, in the columns `columns` -#}
+{% macro _scd2_hist_compared_sql(cfg, columns) %}
+  {%- set keys, q = cfg.unique_key, historize._quote -%}
+  {%- set compared_columns = [cfg.hash_column, cfg.valid_to, cfg.state] %}
+        compared as (
+            select
+                {%- for name in columns %}
+                new_belief.{{ q(name) }},
+                {%- endfor %}
+                current_belief.{{ q(cfg.version_key) }} as _historize_believed_key,
+                case
+                    when current_belief.{{ q(cfg.valid_from) }} is null then 'recorded'
+                    when new_belief.{{ q(cfg.valid_from) }} is null then 'superseded'
+                    when {% for name in compared_columns %}new_belief.{{ q(name) }} <=> current_belief.{{ q(name) }}{{ ' and ' if not loop.last }}{% endfor %}
+                        then 'unchanged'
+                    else 'replaced'
+                end as _historize_comparison
+            from new_belief
+            full outer join current_belief
+                on {{ historize._key_join(keys, 'new_belief', 'current_belief') }}
+                    and new_belief.{{ q(cfg.valid_from) }} = current_belief.{{ q(cfg.valid_from) }}
+        )
+{% endmacro %}
+
+
 {#- The belief steps of a load of events (_scd2_hist_beliefs_merge_sql):
       pending_keys    the keys with pending events
       current_belief  their rows of the current belief
-      new_belief      their versions from every event recorded, as believed now -#}
+      new_belief      their versions from every event recorded, as believed now
+      compared        the two (_scd2_hist_compared_sql) -#}
 {% macro _scd2_hist_event_beliefs_sql(cfg, history, events, business_columns, attributes) %}
   {%- set keys, q = cfg.unique_key, historize._quote %}
         pending_keys as (
@@ -115,7 +127,9 @@
 
         new_belief as (
             {{ historize._scd2_hist_versions_sql(cfg, events, business_columns, attributes, keys_of='pending_keys') | indent(8) }}
-        )
+        ),
+
+        {{ historize._scd2_hist_compared_sql(cfg, historize._scd2_hist_table_columns(cfg, business_columns)) | trim }}
 {% endmacro %}
 
 
@@ -129,7 +143,8 @@
       current_belief  their open versions of the current belief (broadcast
                       keys for a batch of up to a million events)
       new_belief      those versions continued with the batch's events, as
-                      believed now -#}
+                      believed now
+      compared        the two (_scd2_hist_compared_sql) -#}
 {% macro _scd2_hist_continued_beliefs_sql(cfg, history, events, business_columns, attributes, batch_events) %}
         pending_keys as (
             {{ historize._scd2_hist_pending_keys_sql(cfg, events) | indent(8) }}
@@ -142,7 +157,9 @@
         new_belief as (
             {{ historize._scd2_hist_versions_sql(cfg, events, business_columns, attributes, keys_of='pending_keys',
                 continued_from='current_belief') | indent(8) }}
-        )
+        ),
+
+        {{ historize._scd2_hist_compared_sql(cfg, historize._scd2_hist_table_columns(cfg, business_columns)) | trim }}
 {% endmacro %}
 
 
