@@ -221,25 +221,39 @@ def test_a_bitemporal_snapshot_merge_reads_the_belief_from_its_load_to_the_next(
         f"as `_historize_key_0` from {staged} as src full outer join at_load on src.`pen_id` = at_load.`pen_id` "
         "where not (src.`row_hash` <=> at_load.`row_hash`) ), ")
     # of those keys only, the whole versions in effect before the load, at it and at the next load
-    assert ("believed as ( select hist.`pen_id`, first(struct(hist.*)) filter (where hist.`version_started_at` < "
-            f"{at}) as before_load, first(struct(hist.*)) filter ( where hist.`version_started_at` <= {at} and "
-            f"(hist.`version_ended_at` is null or hist.`version_ended_at` > {at}) ) as at_load, first(struct(hist.*)) "
-            f"filter ( where hist.`version_started_at` <= {next_at} and (hist.`version_ended_at` is null or "
-            f"hist.`version_ended_at` > {next_at}) ) as at_next from {table} as hist left semi join affected_keys on "
-            "hist.`pen_id` = affected_keys.`_historize_key_0` where hist.`superseded_at` is null and "
-            f"(hist.`version_ended_at` is null or hist.`version_ended_at` >= {at}) and hist.`version_started_at` <= "
-            f"{next_at} group by hist.`pen_id` )") in sql
-    # the versions they replace, each once
-    assert ("current_belief as ( select inline(array_distinct(filter( array(affected.before_load, affected.at_load, "
-            "affected.at_next), version -> version is not null))) from affected )") in sql
+    # (NULL where none): the keys joined to their versions, so that affected_keys has one reader
+    assert ("believed as ( select affected_keys.`_historize_key_0`, first(struct(hist.*)) filter (where "
+            f"hist.`version_started_at` < {at}) as before_load, first(struct(hist.*)) filter ( where "
+            f"hist.`version_started_at` <= {at} and (hist.`version_ended_at` is null or hist.`version_ended_at` > "
+            f"{at}) ) as at_load, first(struct(hist.*)) filter ( where hist.`version_started_at` <= {next_at} and "
+            f"(hist.`version_ended_at` is null or hist.`version_ended_at` > {next_at}) ) as at_next from affected_keys "
+            f"left join {table} as hist on affected_keys.`_historize_key_0` = hist.`pen_id` and hist.`superseded_at` "
+            f"is null and (hist.`version_ended_at` is null or hist.`version_ended_at` >= {at}) and "
+            f"hist.`version_started_at` <= {next_at} group by affected_keys.`_historize_key_0` )") in sql
+    assert (f"from believed left join {staged} as src on believed.`_historize_key_0` = src.`pen_id` )") in sql
     # a restatement: a version that opens again began as it did
     assert ("left join opened_by_change as opened on affected.`_historize_key_0` = opened.`pen_id` and "
             "affected.before_load.`version_started_at` = opened._historize_closed_at") in sql
-    # the three sides' versions of a key from one read of its sides
-    assert ("new_belief as ( select new_version.* from ends lateral view inline(filter(array( case when "
-            "ends.has_before then named_struct( 'price_list_hist_key', ") in sql
-    assert ") end ), version -> version is not null)) new_version )" in sql
+    # per key, in one row: the versions it replaces, each once, and the three sides' versions
+    assert ("versions as ( select array_distinct(filter( array(ends.before_load, ends.at_load, ends.at_next), "
+            "version -> version is not null)) as believed_versions, filter(array( case when ends.has_before then "
+            "named_struct( 'price_list_hist_key', ") in sql
+    assert ") end ), version -> version is not null) as new_versions from ends )" in sql
     assert sql.count("from ends") == 1
+    # compared by version start in the key's row itself: no join of two readers of `affected`
+    assert ("by_start as ( select inline(transform( array_distinct(concat( transform(versions.new_versions, version "
+            "-> version.`version_started_at`), transform(versions.believed_versions, version -> "
+            "version.`version_started_at`) )), started -> named_struct( 'new_version', "
+            "get(filter(versions.new_versions, version -> version.`version_started_at` = started), 0), 'believed', "
+            "get(filter(versions.believed_versions, version -> version.`version_started_at` = started), 0) ) )) "
+            "from versions )") in sql
+    assert ("by_start.believed.`price_list_hist_key` as _historize_believed_key, case when by_start.believed is null "
+            "then 'recorded' when by_start.new_version is null then 'superseded' when by_start.new_version.`row_hash` "
+            "<=> by_start.believed.`row_hash` and by_start.new_version.`version_ended_at` <=> "
+            "by_start.believed.`version_ended_at` and by_start.new_version.`version_state` <=> "
+            "by_start.believed.`version_state` then 'unchanged' else 'replaced' end as _historize_comparison from "
+            "by_start )") in sql
+    assert sql.count("full outer join") == 1  # the select with the versions at the load, once
     # it supersedes only rows of that belief, and reads no partition outside it
     assert sql.endswith(
         ") as chg on hist.`price_list_hist_key` = chg._historize_merge_key and chg._historize_action = 'superseded' "

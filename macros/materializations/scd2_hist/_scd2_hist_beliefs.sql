@@ -160,7 +160,7 @@ end
                 ) as at_next
             from affected_keys
             left join {{ history }} as hist
-                on {{ historize._key_join(keys, 'hist', 'affected_keys', key_names) }}
+                on {{ historize._key_join(key_names, 'affected_keys', 'hist', keys) }}
                     and {{ historize._scd2_hist_beliefs_scope(cfg, 'hist') }}
                     {%- if next_at %}
                     and hist.{{ valid_from }} <= {{ next_at }}
