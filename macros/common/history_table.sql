@@ -214,10 +214,16 @@
                       'widening_enabled': state.properties.get('delta.enableTypeWidening') == 'true',
                       'table_order': table_order}) -%}
   {%- set wanted_properties = historize._history_properties(cfg) -%}
+  {#- The kind's properties of a large table (`cfg.large_table`: its size in bytes
+      from which, and the properties), once the table's files are that large. -#}
+  {%- set large = cfg.large_table is not none and state.size_bytes >= cfg.large_table.bytes -%}
+  {%- if large -%}
+    {%- do wanted_properties.update(cfg.large_table.properties) -%}
+  {%- endif -%}
   {%- set layout = wanted_properties.get('historize.partitioned_by') -%}
   {%- set relayout = layout is not none and state.properties.get('historize.partitioned_by') != layout -%}
   {%- set missing_properties = {} if relayout else historize._missing_properties(wanted_properties, state.properties) -%}
-  {{ return({'state': state, 'plan': plan, 'relayout': relayout, 'properties': missing_properties,
+  {{ return({'state': state, 'plan': plan, 'relayout': relayout, 'properties': missing_properties, 'large': large,
              'alters_table': found.former is not none or plan.changed or missing_properties | length > 0 or relayout
                               or reformat | length > 0}) }}
 {% endmacro %}
@@ -253,15 +259,25 @@
 
 
 
-{#- What a table is now (`relation`): its `columns` (dbt Columns), `properties`, each column's
-    type by lowercase name (`types`), their `order`, and the columns retired
-    from the select (`retired`: name to the instant, from the table's
-    `historize.retired.<name>` properties). -#}
+{#- What a table is now (`relation`): its `columns` (dbt Columns), `properties`, the size
+    of its files in bytes (`size_bytes`), each column's type by lowercase name
+    (`types`), their `order`, and the columns retired from the select (`retired`:
+    name to the instant, from the table's `historize.retired.<name>` properties).
+    Delta's `describe detail` gives the properties and the size in one statement.
+    Its map of properties comes back as JSON text, or as pairs from some drivers;
+    a Thrift server writes the map's text unescaped, so a value holding a quote
+    reads as no JSON, and the properties are then read by `show tblproperties`. -#}
 {% macro _table_state(relation) %}
+  {%- set detail = run_query('describe detail ' ~ relation).rows[0] -%}
+  {%- set given = detail['properties'] -%}
+  {%- set given = fromjson(given, none) if given is string else given or {} -%}
+  {%- if given is none -%}
+    {%- set given = run_query('show tblproperties ' ~ relation).rows -%}
+  {%- endif -%}
   {%- set state = {'relation': relation, 'columns': adapter.get_columns_in_relation(relation), 'properties': {},
-                   'types': {}, 'order': [], 'retired': {}} -%}
-  {%- for row in run_query('show tblproperties ' ~ relation).rows -%}
-    {%- do state.properties.update({row[0]: row[1]}) -%}
+                   'size_bytes': detail['sizeInBytes'] | int, 'types': {}, 'order': [], 'retired': {}} -%}
+  {%- for name, value in (given.items() if given is mapping else given) -%}
+    {%- do state.properties.update({name: value}) -%}
   {%- endfor -%}
   {%- for column in state.columns -%}
     {%- do state.types.update({column.name | lower: column.data_type | lower}) -%}

@@ -59,6 +59,7 @@
       'version_key': (model.name ~ '_key') | lower,
       'hash_column': none,
       'partition_by': none,
+      'large_table': none,
   }) }}
 {% endmacro %}
 
@@ -119,7 +120,7 @@
   {%- set adoption = ['adopt_from', 'adopt_repair'] -%}
   {%- set options_by_kind = {
       'scd2_hist': common + adoption + ['adopt_columns', 'strategy', 'out_of_order', 'input', 'sequence_by', 'deleted_when',
-                    'bitemporal'],
+                    'bitemporal', 'deletion_vectors_from_mb'],
       'scd_type6': common + ['type0_columns', 'type1_columns', 'type3_columns', 'deletes', 'audit', 'actor'],
       'fivetran_history': common + adoption + ['tmax', 'unmodified_string', 'op_column'],
   } -%}

@@ -30,7 +30,10 @@ from reference import TMAX
 HELD_RUN = Path(__file__).resolve().parent.parent / "held_run.py"
 RACES = ("earlier", "later", "same")  # B's load against A's
 KINDS = {  # the materialization's config, and its select's columns
-    "hist": ("materialized='scd2_hist', unique_key='id'", "id int, name string"),
+    # a property value holding a double quote and a backslash: the Thrift server's text of a map
+    # is then no JSON, and a load reads its table's properties again by `show tblproperties`
+    "hist": ("materialized='scd2_hist', unique_key='id', meta={'tblproperties': {'historize.note': 'a \"note\" \\\\ here'}}",
+             "id int, name string"),
     "dim": (PROGRAM_CONFIG, PROGRAM_SOURCE),
     "ft": ("materialized='fivetran_history', unique_key='id'", "id int, val string, _fivetran_start timestamp, _fivetran_op string"),
 }

@@ -13,7 +13,7 @@ ROOT = Path(__file__).resolve().parents[2]
 COMMON = ["unique_key", "tblproperties", "former_names"]
 OPTIONS = {
     "scd2_hist": COMMON + ["adopt_from", "adopt_repair", "adopt_columns", "strategy", "out_of_order", "input",
-                           "sequence_by", "deleted_when", "bitemporal"],
+                           "sequence_by", "deleted_when", "bitemporal", "deletion_vectors_from_mb"],
     "scd_type6": COMMON + ["type0_columns", "type1_columns", "type3_columns", "deletes", "audit", "actor"],
     "fivetran_history": COMMON + ["adopt_from", "adopt_repair", "tmax", "unmodified_string", "op_column"],
 }

@@ -85,6 +85,21 @@
   {%- if (input == 'changes' or bitemporal) and 'delta.enableDeletionVectors' not in cfg.tblproperties -%}
     {%- do cfg.tblproperties.update({'delta.enableDeletionVectors': 'true'}) -%}
   {%- endif -%}
+  {#- From snapshots, a load that closes versions copies the open partition's files
+      that hold them. Once the table's files reach deletion_vectors_from_mb that copy
+      costs more than the pass that marks the versions instead (docs/benchmark.md), so
+      the load that finds the table that large turns deletion vectors on, once, unless
+      the model's tblproperties name the property. -#}
+  {%- set deletion_vectors_from_mb = historize._read_option('deletion_vectors_from_mb', 32) -%}
+  {%- if execute and (deletion_vectors_from_mb is not number or deletion_vectors_from_mb is boolean
+        or deletion_vectors_from_mb < 0) -%}
+    {{ exceptions.raise_compiler_error("historize: option 'deletion_vectors_from_mb' is '" ~ deletion_vectors_from_mb
+        ~ "'; expected a number of megabytes, 0 or more") }}
+  {%- endif -%}
+  {%- if execute and 'delta.enableDeletionVectors' not in cfg.tblproperties -%}
+    {%- do cfg.update({'large_table': {'bytes': (deletion_vectors_from_mb * 1048576) | int, 'megabytes': deletion_vectors_from_mb,
+                                       'properties': {'delta.enableDeletionVectors': 'true'}}}) -%}
+  {%- endif -%}
   {#- Open versions apart from closed ones: a load reads and rewrites only the
       open partition (version_ended_at NULL) and adds the partition of its own
       load_timestamp, so its cost follows the open versions, not the history.
@@ -311,6 +326,13 @@
   {{ historize._scd2_hist_assert_timelines(cfg, table_sync.state) }}
   {%- if table_sync.alters_table -%}
     {{ historize._assert_unique_key(relations.staged, cfg.unique_key, cfg.model_name) }}
+  {%- endif -%}
+  {%- if table_sync.large and 'delta.enableDeletionVectors' in table_sync.properties -%}
+    {{ log("historize: " ~ cfg.model_name ~ ": " ~ load.found.relation ~ " holds "
+        ~ (table_sync.state.size_bytes / 1048576) | round(1) ~ " MB, at least deletion_vectors_from_mb ("
+        ~ cfg.large_table.megabytes ~ "): turning on deletion vectors, so that a load marks the versions it closes "
+        ~ "instead of copying the files they sit in. This raises the table's reader protocol to 3 once: its readers "
+        ~ "need deletion vectors (docs/scd2_hist.md#readers-without-deletion-vectors)", info=true) }}
   {%- endif -%}
   {%- if table_sync.alters_table or table_sync.plan.rehash -%}
     {{ historize._sync_history_table(cfg, load.found, load.history, table_sync, cfg.hash_column,
