@@ -256,48 +256,55 @@ def test_a_load_with_deletion_vectors_writes_only_the_rows_it_changes(project):
 
 
 def test_a_table_of_deletion_vectors_from_mb_turns_them_on_once_and_says_so(project):
-    """From snapshots, the load that finds the table's files at deletion_vectors_from_mb or more
-    turns deletion vectors on before its MERGE, says so once, and writes as a model that sets them
-    does: only the rows it changes. Below that size (32 MB by default), or when the model's
+    """From snapshots, a table whose files reach deletion_vectors_from_mb gets deletion vectors
+    once, logged: at its first load (hist_created), or at the first load that finds it that large
+    (hist_grown, created under the default 32 MB, then the model's threshold lowered), before that
+    load's MERGE, which then writes only the rows it changes. Below that size, or when the model's
     tblproperties name the property, the table keeps what it has. All hold the same history."""
-    hist_model(project, "hist_sized", "merge", options=", meta={'deletion_vectors_from_mb': 0}")
+    hist_model(project, "hist_created", "merge", options=", meta={'deletion_vectors_from_mb': 0}")
+    hist_model(project, "hist_grown", "merge")
     hist_model(project, "hist_kept_off", "merge", options=", meta={'deletion_vectors_from_mb': 0}, "
                "tblproperties={'delta.enableDeletionVectors': 'false'}")
     hist_model(project, "hist_small", "merge")
-    names = ("hist_sized", "hist_kept_off", "hist_small")
-    said = []
-
-    def announcements(event) -> None:
-        if event.info.name == "JinjaLogInfo" and "deletion vectors" in event.info.msg:
-            said.append(event.info.msg)
+    names = ("hist_created", "hist_grown", "hist_kept_off", "hist_small")
+    said = {}
 
     def deletion_vectors() -> dict:
         return {name: dict(project.sql(f"show tblproperties {project.schema}.{name}")).get("delta.enableDeletionVectors")
                 for name in names}
 
     for rows, at, run_id in ((LOAD_1, T1, "r1"), (LOAD_2, T2, "r2"), (LOAD_2, T3, "r3")):
+        def announcements(event, run_id=run_id) -> None:
+            if event.info.name == "JinjaLogInfo" and "deletion vectors" in event.info.msg:
+                said.setdefault(run_id, []).append(event.info.msg)
+
         project.create_source("snapshot", COLUMNS, rows)
         project.run("run", variables=variables(at, run_id), callbacks=[announcements])
-        if run_id == "r1":  # a first load creates the table: no size to read before it
-            assert deletion_vectors() == {"hist_sized": None, "hist_kept_off": "false", "hist_small": None}
-    assert deletion_vectors() == {"hist_sized": "true", "hist_kept_off": "false", "hist_small": None}
-    assert len(said) == 1, said
-    assert re.fullmatch(
-        rf"historize: hist_sized: {project.schema}\.hist_sized holds [0-9]+\.[0-9] MB, at least deletion_vectors_from_mb "
-        r"\(0\): turning on deletion vectors, so that a load marks the versions it closes instead of copying the files "
-        r"they sit in\. This raises the table's reader protocol to 3 once: its readers need deletion vectors "
-        r"\(docs/scd2_hist\.md#readers-without-deletion-vectors\)", said[0]), said[0]
+        if run_id == "r1":
+            assert deletion_vectors() == {"hist_created": "true", "hist_grown": None, "hist_kept_off": "false",
+                                          "hist_small": None}
+            hist_model(project, "hist_grown", "merge", options=", meta={'deletion_vectors_from_mb': 0}")
+    assert deletion_vectors() == {"hist_created": "true", "hist_grown": "true", "hist_kept_off": "false", "hist_small": None}
+    announced = r"historize: {name}: {schema}\.{name} holds [0-9]+\.[0-9] MB, at least deletion_vectors_from_mb \(0\): " \
+        r"turning on deletion vectors, so that a load marks the versions it closes instead of copying the files they " \
+        r"sit in\. This raises the table's reader protocol to 3 once: its readers need deletion vectors " \
+        r"\(docs/scd2_hist\.md#readers-without-deletion-vectors\)"
+    assert sorted(said) == ["r1", "r2"], said
+    for run_id, name in (("r1", "hist_created"), ("r2", "hist_grown")):
+        assert len(said[run_id]) == 1, said
+        assert re.fullmatch(announced.format(name=name, schema=project.schema), said[run_id][0]), said[run_id][0]
     for name in names:
         assert project.table(name, SHOWN, ORDER) == EXPECTED_AFTER_2, name
     # r2's MERGE (r3 changed nothing and committed nothing): b closed in place, c removed and
     # inserted closed, b's new version and e inserted
     merges = {name: next(h for h in project.history(name) if h["operation"] == "MERGE")["operationMetrics"]
               for name in names}
-    assert {k: merges["hist_sized"][k] for k in ("numTargetRowsUpdated", "numTargetRowsDeleted", "numTargetRowsInserted",
-                                                  "numTargetRowsCopied", "numOutputRows")} == {
-        "numTargetRowsUpdated": "1", "numTargetRowsDeleted": "1", "numTargetRowsInserted": "3",
-        "numTargetRowsCopied": "0", "numOutputRows": "4"}
-    assert int(merges["hist_sized"]["numTargetDeletionVectorsAdded"]) >= 1
+    for name in ("hist_created", "hist_grown"):
+        assert {k: merges[name][k] for k in ("numTargetRowsUpdated", "numTargetRowsDeleted", "numTargetRowsInserted",
+                                             "numTargetRowsCopied", "numOutputRows")} == {
+            "numTargetRowsUpdated": "1", "numTargetRowsDeleted": "1", "numTargetRowsInserted": "3",
+            "numTargetRowsCopied": "0", "numOutputRows": "4"}, name
+        assert int(merges[name]["numTargetDeletionVectorsAdded"]) >= 1, name
     for name in ("hist_kept_off", "hist_small"):
         assert int(merges[name]["numTargetRowsCopied"]) > 0, name
         assert merges[name]["numTargetDeletionVectorsAdded"] == "0", name

@@ -328,11 +328,7 @@
     {{ historize._assert_unique_key(relations.staged, cfg.unique_key, cfg.model_name) }}
   {%- endif -%}
   {%- if table_sync.large and 'delta.enableDeletionVectors' in table_sync.properties -%}
-    {{ log("historize: " ~ cfg.model_name ~ ": " ~ load.found.relation ~ " holds "
-        ~ (table_sync.state.size_bytes / 1048576) | round(1) ~ " MB, at least deletion_vectors_from_mb ("
-        ~ cfg.large_table.megabytes ~ "): turning on deletion vectors, so that a load marks the versions it closes "
-        ~ "instead of copying the files they sit in. This raises the table's reader protocol to 3 once: its readers "
-        ~ "need deletion vectors (docs/scd2_hist.md#readers-without-deletion-vectors)", info=true) }}
+    {{ log(historize._scd2_hist_deletion_vectors_message(cfg, load.found.relation, table_sync.state.size_bytes), info=true) }}
   {%- endif -%}
   {%- if table_sync.alters_table or table_sync.plan.rehash -%}
     {{ historize._sync_history_table(cfg, load.found, load.history, table_sync, cfg.hash_column,
@@ -350,6 +346,17 @@
   {%- endfor -%}
   {%- do load.update({'timeline': historize._load_timeline(cfg, load.history, load.ledger) if load.ledger else none,
                       'retired_columns': retired_columns}) -%}
+{% endmacro %}
+
+
+{#- What a load says when it turns deletion vectors on for `relation`, a table of
+    `size_bytes` bytes, at least deletion_vectors_from_mb. -#}
+{% macro _scd2_hist_deletion_vectors_message(cfg, relation, size_bytes) %}
+  {{ return("historize: " ~ cfg.model_name ~ ": " ~ relation ~ " holds " ~ (size_bytes / 1048576) | round(1)
+      ~ " MB, at least deletion_vectors_from_mb (" ~ cfg.large_table.megabytes ~ "): turning on deletion vectors, "
+      ~ "so that a load marks the versions it closes instead of copying the files they sit in. This raises the "
+      ~ "table's reader protocol to 3 once: its readers need deletion vectors "
+      ~ "(docs/scd2_hist.md#readers-without-deletion-vectors)") }}
 {% endmacro %}
 
 

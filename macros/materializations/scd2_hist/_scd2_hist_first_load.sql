@@ -23,9 +23,21 @@
 {% endmacro %}
 
 
-{#- Every version it created is a new key. -#}
+{#- Every version it created is a new key. A table created at deletion_vectors_from_mb
+    or more gets deletion vectors now (`cfg.large_table`), so that its next load marks
+    the versions it closes: the load finishes the table before it reports. -#}
 {% macro _scd2_hist_first_load_result(load, result) %}
   {%- do adapter.cache_added(load.history) -%}
   {%- set created = run_query("select count(*) as created_keys from " ~ load.history).rows[0]["created_keys"] | int -%}
+  {%- set large_table = load.cfg.large_table -%}
+  {%- if large_table is not none -%}
+    {%- set size_bytes = run_query('describe detail ' ~ load.history).rows[0]['sizeInBytes'] | int -%}
+    {%- if size_bytes >= large_table.bytes -%}
+      {{ log(historize._scd2_hist_deletion_vectors_message(load.cfg, load.history, size_bytes), info=true) }}
+      {%- call statement('set_large_table_properties') -%}
+        alter table {{ load.history }} set {{ historize._properties_clause(large_table.properties) }}
+      {%- endcall -%}
+    {%- endif -%}
+  {%- endif -%}
   {{ return({'new': created, 'changed': 0, 'deleted': 0, 'written': created, 'detail': 'created ' ~ load.history}) }}
 {% endmacro %}
