@@ -65,8 +65,7 @@ RENDERED = {
         "{%- set source = api.Relation.create(identifier=this.identifier ~ '__historize_source') -%}"
         "{{ historize._scd2_hist_merge_sql({'cfg': cfg, 'history': this, 'relations': {'staged': source}, "
         "'columns': {'business': ['product_id', 'name', 'price']}, 'retired_columns': []}) }}"),
-    # scd_type6's dimension MERGE over its cached change set, by a run that read the
-    # dimension at version 4 with 3 current rows
+    # scd_type6's one MERGE, of a dimension without an audit
     "scd_type6-merge": Rendered(
         "dim_program",
         "materialized='view', unique_key='program_id', meta={'type0_columns': ['created_on'], "
@@ -75,9 +74,8 @@ RENDERED = {
         "api.Column.create('program_name', 'string'), api.Column.create('threshold', 'int'), "
         "api.Column.create('funding_cap', 'int')]",
         "{%- set cfg = historize._scd_type6_config() -%}"
-        "{%- set changes = api.Relation.create(identifier=this.identifier ~ '__historize_changes') -%}"
-        "{{ historize._scd_type6_merge_sql(cfg, this, changes, historize._scd_type6_columns(cfg, columns), "
-        "guard=historize._unchanged_since({'relation': this, 'version': 4, 'scope': historize._quote(cfg.current_flag, 'guarded'), 'rows': 3}, cfg)) }}"),
+        "{%- set source = api.Relation.create(identifier=this.identifier ~ '__historize_source') -%}"
+        "{{ historize._scd_type6_merge_sql(cfg, this, source, historize._scd_type6_columns(cfg, columns), none) }}"),
     # fivetran_history's one MERGE, by a run that read the table at version 2 with 5 rows
     "fivetran_history-merge": Rendered(
         "orders_history", "materialized='view', unique_key=['id']", FIVETRAN_BATCH_COLUMNS,

@@ -4,13 +4,13 @@
     statement when another writer committed rows after that version. Delta's
     own conflict detection covers a statement's own reads only; this covers the
     reads the run made before it. A load whose one read of the table's rows is
-    its write's (scd2_hist's `merge` strategy, fivetran_history) needs no
-    guard: Delta's commit fails it. Tables record each row's commit version
+    its write's (scd2_hist's `merge` strategy, fivetran_history, scd_type6
+    without an audit) needs no guard: Delta's commit fails it. Tables record each row's commit version
     (delta.enableRowTracking, set on every history table).
 
     The guard looks only at the rows in its scope, a predicate on the table
     as `guarded` that the kind passes (the open versions of scd2_hist, the
-    current rows of scd_type6; each begins at its valid_from, which no load
+    current rows of scd_type6 with an audit; each begins at its valid_from, which no load
     older than the table may precede): every load that writes the table inserts,
     updates or removes at least one of them, so another run's commit shows
     there as a row committed after the version read, or as a different count.

@@ -38,6 +38,16 @@
 {% endmacro %}
 
 
+{#- What a load whose one MERGE writes versions did, counted in versions as
+    Delta counts that MERGE's rows: inserted (new), updated (changed: closed,
+    or rewritten in place) and deleted. -#}
+{% macro _merge_versions_load(result) %}
+  {%- set merged = historize._merge_result(result) -%}
+  {{ return({'new': merged.inserted, 'changed': merged.updated, 'deleted': merged.deleted,
+             'written': merged.affected, 'detail': 'versions'}) }}
+{% endmacro %}
+
+
 {#- What a load did, in the same words for every materialization: one log
     line, and dbt's result of the model, which dbt prints in its summary and
     writes to run_results.json (`adapter_response`): the same words as its

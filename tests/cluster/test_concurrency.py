@@ -4,11 +4,11 @@ Thrift server, is held right before its first write of each model, after every
 read its load makes; meanwhile run B, a second dbt invocation through the same
 server, loads the same tables. B's load is earlier
 than A's, later than A's, or the very same load. Where A's load read the table
-before its write (scd_type6), A must fail on the table without writing
+before its write (scd_type6 with an audit), A must fail on the table without writing
 anything, naming the table and saying to rerun; B's loads must stand; A rerun
 must end as B then A, be refused as older than the table's newest load, or
-change nothing. An scd2_hist or fivetran_history load is its MERGE alone, which
-reads the table itself: held before it, A's load comes after B's as its rerun
+change nothing. An scd2_hist or fivetran_history load, or an scd_type6 load without
+an audit, is its MERGE alone, which reads the table itself: held before it, A's load comes after B's as its rerun
 would; a write that lands while that MERGE runs races it on Delta's commit,
 which fails the second to commit."""
 from __future__ import annotations
@@ -20,6 +20,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from historize_tools import dbt_runner as dbt
 from historize_tools import demo
 
@@ -124,14 +125,15 @@ def variables(load: tuple) -> dict:
 
 
 def start_run_a(project, port: int, hold_dir: Path, threads: int, before: str | None = None,
-                pause_ms: int = 0) -> subprocess.Popen:
-    """Run A through the Thrift server, every model at once, each held before its first write
-    (or its first statement starting with `before`); `pause_ms`, the var `pause_ms`."""
+                pause_ms: int = 0, models: list[str] | None = None) -> subprocess.Popen:
+    """Run A through the Thrift server, every model at once (or `models`), each held before its
+    first write (or its first statement starting with `before`); `pause_ms`, the var `pause_ms`."""
     env = dict(os.environ, HISTORIZE_THRIFT_HOST="127.0.0.1", HISTORIZE_THRIFT_PORT=str(port),
                HISTORIZE_SCHEMA=project.schema, HISTORIZE_TARGET="thrift")
     hold_point = ["--before", before] if before else []
     command = [sys.executable, str(HELD_RUN), str(hold_dir), *hold_point,
-               "run", "--target", "thrift", "--threads", str(threads), "--project-dir", str(project.path),
+               "run", *(["--select", *models] if models else []), "--target", "thrift", "--threads", str(threads),
+               "--project-dir", str(project.path),
                "--target-path", str(project.path / "target_a"), "--log-path", str(project.path / "logs_a"),
                "--vars", str({**variables(A_LOAD), "pause_ms": pause_ms})]
     return subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
@@ -220,31 +222,67 @@ def test_a_run_overtaken_by_another_fails_cleanly_or_comes_after_it(cluster_proj
             assert tables.versions(name) == versions_before_rerun[name], name
 
 
-def test_a_write_while_an_scd2_hist_merge_runs_is_settled_by_delta_commit(cluster_project, running_cluster, tmp_path):
-    """Run A's scd2_hist load, its MERGE alone, reads its select slowly (a pause on one row), and
-    another write commits to the table while that MERGE runs, after it read the table. Delta's
-    commit settles the race: whichever of the two commits second fails with Delta's conflict
-    and writes nothing (which one depends on when the write gets the cluster's cores, which
-    A's pause holds); the table is the other's. A rerun of the loser then applies on top."""
-    tables = TargetTables(cluster_project.schema)
-    for load, rows in enumerate(LOADS["hist"]):
-        tables.create(f"src_hist_{load}", KINDS["hist"][1], rows)
-    cluster_project.model("slow", """
-        {{ config(materialized='scd2_hist', unique_key='id') }}
+# A load that is its MERGE alone, read slowly: run A's select pauses on one row (key 3 or
+# P3, which only A's load holds). scd2_hist's pause is in its filter, so each read of the
+# select pauses; scd_type6's is in a column its checks do not read, so one read pauses and
+# holds one of the cluster's two cores, leaving the other to a second run.
+SLOW_MODELS = {
+    "hist": (KINDS["hist"][0], """
         select src.* from {{ target.schema }}.src_hist_{{ var('load') }} as src
         where src.id <> 3 or java_method('java.lang.Thread', 'sleep', cast({{ var('pause_ms', 0) }} as bigint)) is not null
-        """)
+        """),
+    "dim": (PROGRAM_CONFIG.replace(", audit=true", ""), """
+        select src.program_id, src.created_on, src.current_program_name, src.eligibility_threshold,
+            case when src.program_id <> 'P3' or java_method('java.lang.Thread', 'sleep',
+                cast({{ var('pause_ms', 0) }} as bigint)) is not null then src.funding_cap end as funding_cap
+        from {{ target.schema }}.src_dim_{{ var('load') }} as src
+        """),
+}
+# The other write while A's MERGE runs: a row A's load reads, its run id or change reason set by hand.
+BY_HAND = {"hist": ("load_run_id", "id = 1"), "dim": ("change_reason", "program_id = 'P2'")}
+SLOW_PAUSE_MS = {"hist": PAUSE_MS, "dim": 40000}
+
+
+def by_hand(kind: str, rows: list[tuple]) -> list[tuple]:
+    """`rows` of SHOWN[kind] with the hand-written value in the row BY_HAND names."""
+    if kind == "hist":
+        return [row[:5] + ("hand",) if row[0] == 1 else row for row in rows]
+    return [row[:10] + ("hand",) if row[0] == "P2" and row[8] else row for row in rows]
+
+
+@pytest.mark.parametrize("kind", ["hist", "dim"])
+def test_a_write_while_a_load_merge_runs_is_settled_by_delta_commit(cluster_project, running_cluster, tmp_path, kind):
+    """Run A's load, its MERGE alone (scd2_hist; scd_type6 without an audit), reads its select
+    slowly (a pause on one row), and another write commits to the table while that MERGE
+    runs, after it read the table. Delta's commit settles the race: whichever of the two
+    commits second fails with Delta's conflict and writes nothing (which one depends on when
+    the write gets the cluster's cores, which A's pause holds); the table is the other's. A
+    rerun of the loser then applies on top. For scd_type6, a second run in the same Spark
+    application loads another dimension while A's query is held, and ends before it."""
+    tables = TargetTables(cluster_project.schema)
+    for load, rows in enumerate(LOADS[kind]):
+        tables.create(f"src_{kind}_{load}", KINDS[kind][1], rows)
+    config, select = SLOW_MODELS[kind]
+    cluster_project.model("slow", f"{{{{ config({config}) }}}}" + select)
+    if kind == "dim":
+        cluster_project.model("other", f"{{{{ config({config}) }}}} select * from {{{{ target.schema }}}}.src_dim_{{{{ var('load') }}}}")
     cluster_project.run("run", variables=variables((T1, "r1", 0)))
     hold_dir = tmp_path / "hold"
     hold_dir.mkdir()
-    run_a = start_run_a(cluster_project, running_cluster.thrift_port, hold_dir, threads=1, pause_ms=PAUSE_MS)
+    run_a = start_run_a(cluster_project, running_cluster.thrift_port, hold_dir, threads=1,
+                        pause_ms=SLOW_PAUSE_MS[kind], models=["slow"])
     wait_until_held(run_a, hold_dir, ["slow"])
     commits_before = tables.commits("slow")
     (hold_dir / "release").touch()
     time.sleep(PAUSE_MS / 3000)  # A's MERGE has read the table and is reading its select
     assert run_a.poll() is None, "run A's MERGE ended before the other write began"
-    # the other write, while A's MERGE runs: version 1's run id changed by hand
-    update = f"update {cluster_project.schema}.slow set load_run_id = 'hand' where id = 1"
+    if kind == "dim":
+        # no run waits on another's query: B's load of another dimension ends while A's is held
+        cluster_project.run("run", "--select", "other", variables=variables(B_LOAD["earlier"]))
+        assert run_a.poll() is None, "run A's MERGE ended before run B's load did"
+        assert tables.rows("other", *SHOWN["dim"]) == as_text(after_b("dim", T2))
+    column, row = BY_HAND[kind]
+    update = f"update {cluster_project.schema}.slow set {column} = 'hand' where {row}"
     try:
         demo.query(update)
         write_error = ""
@@ -254,21 +292,20 @@ def test_a_write_while_an_scd2_hist_merge_runs_is_settled_by_delta_commit(cluste
 
     # the race happened: exactly one of the two failed on Delta's commit, the other committed
     assert tables.commits("slow") == commits_before + 1
-    a_load = [(1, "a", T1, None, "new", "rA"), (2, "b", T1, T3, "changed", "rA"), (2, "b3", T3, None, "changed", "rA"),
-              (3, "c", T3, None, "new", "rA")]
+    first_load = {"hist": [(1, "a", T1, None, "new", "r1"), (2, "b", T1, None, "new", "r1")],
+                  "dim": [("P1", D[1], "N1", 10, 100, None, T1, SENTINEL, True, 1, "source_load"),
+                          ("P2", D[2], "M1", 20, 200, None, T1, SENTINEL, True, 1, "source_load")]}[kind]
     if run_a.returncode == 1:
         assert write_error == "", write_error
         assert "[DELTA_CONCURRENT_" in output, output
-        assert tables.rows("slow", *SHOWN["hist"]) == as_text(
-            [(1, "a", T1, None, "new", "hand"), (2, "b", T1, None, "new", "r1")])
-        cluster_project.run("run", variables=variables(A_LOAD))
-        assert tables.rows("slow", *SHOWN["hist"]) == as_text([(1, "a", T1, None, "new", "hand")] + a_load[1:])
+        assert tables.rows("slow", *SHOWN[kind]) == as_text(by_hand(kind, first_load))
+        cluster_project.run("run", "--select", "slow", variables=variables(A_LOAD))
     else:
         assert run_a.returncode == 0, output
         assert "DELTA_CONCURRENT_" in write_error, write_error
-        assert tables.rows("slow", *SHOWN["hist"]) == as_text([(1, "a", T1, None, "new", "r1")] + a_load[1:])
+        assert tables.rows("slow", *SHOWN[kind]) == as_text(AFTER_A[kind])
         demo.query(update)
-        assert tables.rows("slow", *SHOWN["hist"]) == as_text([(1, "a", T1, None, "new", "hand")] + a_load[1:])
+    assert tables.rows("slow", *SHOWN[kind]) == as_text(by_hand(kind, AFTER_A[kind]))
 
 
 def adopter_model(project, tables: TargetTables) -> None:

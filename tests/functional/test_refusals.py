@@ -64,7 +64,9 @@ CASES = {
     "scd_type6 load rerun over other data": (
         history_model("dim", select="select 1 as id, 'a' as t0, 'b' as t1, 'other' as t2"),
         ("run", "--select", "dim"), AT,
-        "model dim: load_timestamp 2026-01-01 06:00:00.000000 was already loaded with other data: 1 key(s) whose "),
+        "model dim: load_timestamp 2026-01-01 06:00:00.000000 was already loaded with other data: the current row of "
+        "key (1) began at this load_timestamp and now differs (changed); a rerun must see the same snapshot, a new "
+        "snapshot needs a new load_timestamp. Nothing was written"),
     "fivetran_history unmodified_string": (
         history_model("ft", CONFIGS["ft"] + ", unmodified_string=5"),
         ("run", "--select", "ft"), AT, "option 'unmodified_string' is '5'; expected a non-empty string"),

@@ -16,7 +16,8 @@ GUARD_COLUMN = "_historize_unchanged"
 HOOK = 'on-run-end: ["{{ historize.record_runs(results) }}"]\n'
 SOURCE = "id int, name string"
 HIST = "{{ config(materialized='scd2_hist', unique_key='id') }} select * from {{ target.schema }}.snapshot"
-DIM = "{{ config(materialized='scd_type6', unique_key='id') }} select * from {{ target.schema }}.snapshot"
+# with an audit, so that its load reads the dimension before its writes, guarded
+DIM = "{{ config(materialized='scd_type6', unique_key='id', audit=true) }} select * from {{ target.schema }}.snapshot"
 COLUMNS = ("table_name, model, outcome, new_keys, changed_keys, deleted_keys, rows_inserted, rows_updated, "
            "rows_deleted, version_before, version_after, load_timestamp, load_run_id, started_at, ended_at")
 
@@ -89,8 +90,9 @@ def test_every_run_of_a_history_model_is_recorded_with_its_outcome(project):
                  delta_rows(project, name, before[name], version(project, name)), 1)
     assert [row[3:9] for row in expected] == [(2, 0, 0, 2, 0, 0)] * 2
     result, before = load(2, [(1, "a"), (2, "B"), (3, "c")])
-    for name in ("customers_dim", "customers_hist"):
-        recorded(name, before[name], "written", (1, 1, 0),
+    # scd_type6 counts versions: key 2's new one and key 3's inserted, key 2's old one closed
+    for name, counts in (("customers_dim", (2, 1, 0)), ("customers_hist", (1, 1, 0))):
+        recorded(name, before[name], "written", counts,
                  delta_rows(project, name, before[name], version(project, name)), 2)
     # scd2_hist closes key 2's version and inserts two: one MERGE
     assert expected[-1][6:11] == (2, 1, 0, before["customers_hist"], before["customers_hist"] + 1)
@@ -106,8 +108,8 @@ def test_every_run_of_a_history_model_is_recorded_with_its_outcome(project):
     recorded("customers_hist", before["customers_hist"], "refused", (None, None, None), (0, 0, 0), 4)
 
     # Load 4 of the scd_type6 model, overtaken: another writer commits between its read and
-    # its write (from dbt's thread, which has no active session of its own). (An scd2_hist
-    # load reads the table in its one MERGE only: see test_concurrency.py.)
+    # its first write, the audit's (from dbt's thread, which has no active session of its own).
+    # (A load that is its MERGE alone reads the table in that MERGE only: see test_concurrency.py.)
     session = dbt.spark()
 
     def other_writer(event) -> None:

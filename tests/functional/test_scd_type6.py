@@ -21,18 +21,19 @@ def load(project, rows, at, run_id):
 def test_types_versions_deletes_returns_and_audit(project):
     dim_model(project)
     result = load(project, [("P1", D[1], "N1", 10, 100), ("P2", D[2], "M1", 20, 200)], T1, "r1")
-    assert load_reports(result) == {"dim_program": report(2, 0, 0, "0 Type 1 changed")}
+    assert load_reports(result) == {"dim_program": report(2, 0, 0, "versions")}
     result = load(project, [("P1", D[9], "N1", 12, 100), ("P2", D[2], "M2", 20, 200), ("P3", D[3], "Q", 30, 300)],
                   T2, "r2")
-    # P3 new, P1 a Type 2 change (its Type 0 column ignored), P2 a Type 1 change only
-    assert load_reports(result) == {"dim_program": report(1, 1, 0, "1 Type 1 changed", written=3)}
+    # P3 new, P1 a Type 2 change (its Type 0 column ignored), P2 a Type 1 change only; in versions:
+    # P3's and P1's new ones inserted, P1's closed and P2's one rewritten in place
+    assert load_reports(result) == {"dim_program": report(2, 2, 0, "versions")}
     load(project, [("P1", D[9], "N1", 12, 100), ("P3", D[3], "Q2", 31, 300)], T3, "r3")
     commits = project.commits("dim_program")
     result = load(project, [("P1", D[9], "N1", 12, 100), ("P2", D[8], "M3", 25, 250), ("P3", D[3], "Q2", 31, 300)],
                   T4, "r4")
     assert project.commits("dim_program") == commits + 1  # one MERGE per load
     # P2 back (new), and its Type 1 column rewritten in its earlier version (M2 to M3)
-    assert load_reports(result) == {"dim_program": report(1, 0, 0, "1 Type 1 changed", written=2)}
+    assert load_reports(result) == {"dim_program": report(1, 1, 0, "versions")}
     assert project.table("dim_program", DIM, "program_id, version") == [
         ("P1", D[1], "N1", 10, 100, None, T1, T2, False, 1, "source_load"),
         ("P1", D[1], "N1", 12, 100, 10, T2, SENTINEL, True, 2, "source_load"),  # Type 0 keeps D1; Type 3 holds 10
@@ -64,7 +65,7 @@ def test_types_versions_deletes_returns_and_audit(project):
               project.table("dim_program_audit", "*", "change_ts, program_id"), project.commits("dim_program_audit"))
     result = load(project, [("P1", D[9], "N1", 12, 100), ("P2", D[8], "M3", 25, 250), ("P3", D[3], "Q2", 31, 300)],
                   T4, "r4")
-    assert load_reports(result) == {"dim_program": report(0, 0, 0, "0 Type 1 changed")}
+    assert load_reports(result) == {"dim_program": report(0, 0, 0, "versions")}
     project.run("run", "--full-refresh", variables={"load_timestamp": "2026-01-05 06:00:00", "load_run_id": "r5"})
     assert (project.table("dim_program", "*", "program_id, version"), project.commits("dim_program"),
             project.table("dim_program_audit", "*", "change_ts, program_id"), project.commits("dim_program_audit")) == before

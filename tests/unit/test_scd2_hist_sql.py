@@ -171,9 +171,11 @@ def test_merge_strategy_computes_checks_and_writes_the_change_set_in_one_stateme
             "true as in_select, cast(null as timestamp) as version_instant "
             f"from {names.view('src')} as src group by src.`region`, src.`id` "
             "union all select null as `_historize_key_0`, null as `_historize_key_1`, null as _historize_occurrences, "
-            "false as in_select, coalesce(hist.`version_ended_at`, hist.`version_started_at`) as version_instant "
+            "false as in_select, instants.version_instant from ( "
+            "select coalesce(hist.`version_ended_at`, hist.`version_started_at`) as version_instant "
             f"from {names.table('checked_merge')} as hist "
-            f"where hist.`version_ended_at` is null or hist.`version_ended_at` > {AT} ) as keys_and_versions ) as load_facts") in sql
+            f"where hist.`version_ended_at` is null or hist.`version_ended_at` > {AT} ) as instants "
+            ") as keys_and_versions ) as load_facts") in sql
     assert "max(version_instant) as newest_timestamp" in sql
     assert ("raise_error(concat('historize: model checked_merge: unique_key (region, id) is duplicated for ', "
             "cast(size(load_facts.duplicated_keys) as string), ' key(s) in the select, e.g. ', ") in sql

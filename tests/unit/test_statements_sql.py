@@ -36,12 +36,22 @@ def rendered(statements) -> dict[str, str]:
 
 def test_scd_type6_merge_closes_rewrites_type1_and_inserts_versions_in_one_statement(rendered, names):
     sql = rendered["scd_type6-merge"]
-    assert sql.startswith(f"merge into {names.table('dim_program')} as hist using ( select "
-                          f"chg.*, roles._historize_role from {names.view('dim_program__historize_changes')} as chg "
-                          "cross join (")
-    # the guard: the current rows the run counted, none written after the version it read
-    assert ("(count(*) = 3 and coalesce(max(guarded._metadata.row_commit_version), -1) <= 4) or raise_error(" in sql)
-    assert f"from {names.table('dim_program')} as guarded where guarded.`current_flag` ) as unchanged_since" in sql
+    assert sql.startswith(f"merge into {names.table('dim_program')} as hist using ( with historize_changes as ( "
+                          "with src as ( select src.*, true as _historize_in_source,")
+    # the change set reads the dimension itself (no earlier read, no guard); the per-key summary
+    # carries the first version's Type 0 columns and the latest's Type 1 and Type 3 columns only
+    assert "version as of" not in sql and "unchanged_since" not in sql
+    assert ("min_by(named_struct('created_on', `created_on`), `version`) as _historize_first, "
+            "max_by(named_struct('program_name', `program_name`, 'threshold', `threshold`), `version`) "
+            "as _historize_latest") in sql
+    # the checks: one row that raises the first failing refusal before anything is written
+    assert ("from historize_changes as chg cross join historize_checks lateral view explode(") in sql
+    assert ("where `effective_from` > timestamp'2026-01-02 06:00:00.000000+00:00' or (not `current_flag` and "
+            "`effective_to` > timestamp'2026-01-02 06:00:00.000000+00:00')") in sql
+    assert ("then raise_error(concat('historize: model dim_program: load_timestamp 2026-01-02 06:00:00.000000 was "
+            "already loaded with other data: the current row of key (', concat_ws(', ', "
+            "cast(chg.`_historize_key_0` as string)), ') began at this load_timestamp") in sql
+    assert "else historize_checks._historize_checked end ) as chg" in sql
     # a key with history and a new version: an update row (close, Type 1) and an insert row
     assert ("when _historize_has_history and _historize_action in ('new', 'changed') and "
             "(_historize_action = 'changed' or _historize_type1_changed) then array('update', 'insert')") in sql

@@ -46,10 +46,7 @@
         one_event_per_key=checked.one_event_per_key) }}
   {%- endcall -%}
   {{ historize._write_per_task(cfg, false) }}
-  {%- set merged = historize._merge_result(load_result('main')) -%}
-  {%- set load = {'new': merged.inserted, 'changed': merged.updated, 'deleted': merged.deleted,
-                  'written': merged.affected, 'detail': 'versions'} -%}
-  {{ historize._report_load(cfg, load) }}
+  {{ historize._report_load(cfg, historize._merge_versions_load(load_result('main'))) }}
 
   {{ historize._drop_session_views(relations.cached + [relations.staged]) }}
 

@@ -9,7 +9,7 @@
                          a deleted key's row with its open version's columns
       historize_checks   one row whose `_historize_checked` is true, or raises the
                          first failing check's refusal before Delta writes anything
-                         (_scd2_hist_checks_sql)
+                         (_load_checks_sql, over _scd2_hist_instants_sql)
     then each change row once per role: `update` (it matches the key's open
     version), `insert` (the role is part of the join condition, so it never
     matches: it inserts the new version) and `closed_copy`. Every row joins on
@@ -44,7 +44,8 @@
         ),
 
         historize_checks as (
-            {{ historize._scd2_hist_checks_sql(cfg, history, load.relations.staged) | indent(8) }}
+            {{ historize._load_checks_sql(cfg, load.relations.staged, history,
+                historize._scd2_hist_instants_sql(cfg, history)) | indent(8) }}
         )
 
         select
@@ -104,70 +105,13 @@
 {% endmacro %}
 
 
-{#- The one-row relation of that MERGE's checks: its column `_historize_checked`
-    is true, or the first failing check raises its refusal. The checks read the
-    staged select `staged` (its keys, column pruned) and the table, never the
-    change set, which Spark would compute again for them, in one aggregate over
-    both, `load_facts` (one stage fewer than an aggregate of each joined):
-      null_key_rows     the select's rows with a NULL key
-      duplicated_keys   its duplicated keys, each {order, key columns, example},
-                        so that sorting puts the most repeated first, then by
-                        key, as _assert_unique_key does
-      newest_timestamp  the newest instant already in the table, as
-                        _scd2_hist_newest_sql reads it: the newest end, or the
-                        newest start of an open version, among the open versions
-                        and those that ended after load_timestamp -#}
-{% macro _scd2_hist_checks_sql(cfg, history, staged) %}
-  {%- set keys = cfg.unique_key -%}
-  {%- set key_names = [] -%}
-  {%- for name in historize._change_set_key_names(keys) -%}{%- do key_names.append(historize._quote(name)) -%}{%- endfor -%}
-  {%- set any_null = key_names | join(' is null or ') ~ ' is null' -%}
+{#- The instants of that MERGE's older-load check: the end of each version
+    that ended after load_timestamp, the start of each open version (only
+    these can be newer than load_timestamp), as _scd2_hist_newest_sql reads
+    them. -#}
+{% macro _scd2_hist_instants_sql(cfg, history) %}
   {%- set valid_to = historize._quote(cfg.valid_to, 'hist') -%}
-  {%- set examples = "concat_ws('; ', transform(slice(array_sort(load_facts.duplicated_keys), 1, 5), duplicated -> duplicated.example))" -%}
-    select
-        case
-            when load_facts.null_key_rows > 0
-                then raise_error({{ historize._refusal('null_key', cfg.model_name,
-                    ['cast(load_facts.null_key_rows as string)'], keys, sql=true) }})
-            when size(load_facts.duplicated_keys) > 0
-                then raise_error({{ historize._refusal('duplicated_key', cfg.model_name,
-                    ['cast(size(load_facts.duplicated_keys) as string)', examples], keys, sql=true) }})
-            when load_facts.newest_timestamp > {{ historize.load_timestamp_sql() }}
-                then raise_error({{ historize._refusal('older_load', cfg.model_name,
-                    ['cast(load_facts.newest_timestamp as string)'], history=history, sql=true) }})
-            else true
-        end as _historize_checked
-    from (
-        select
-            coalesce(sum(case when in_select and ({{ any_null }}) then _historize_occurrences end), 0) as null_key_rows,
-            collect_set(case when in_select and not ({{ any_null }}) and _historize_occurrences > 1 then named_struct(
-                'order', -_historize_occurrences,
-                {%- for name in key_names %}
-                'key_{{ loop.index0 }}', {{ name }},
-                {%- endfor %}
-                'example', concat('(', concat_ws(', ', {% for name in key_names %}cast({{ name }} as string){{ ', ' if not loop.last }}{% endfor %}), ') x',
-                    cast(_historize_occurrences as string))) end) as duplicated_keys,
-            max(version_instant) as newest_timestamp
-        from (
-            select
-                {%- for name in keys %}
-                {{ historize._quote(name, 'src') }} as {{ key_names[loop.index0] }},
-                {%- endfor %}
-                count(*) as _historize_occurrences,
-                true as in_select,
-                cast(null as timestamp) as version_instant
-            from {{ staged }} as src
-            group by {{ historize._column_list(keys, 'src') }}
-            union all
-            select
-                {%- for name in keys %}
-                null as {{ key_names[loop.index0] }},
-                {%- endfor %}
-                null as _historize_occurrences,
-                false as in_select,
-                coalesce({{ valid_to }}, {{ historize._quote(cfg.valid_from, 'hist') }}) as version_instant
-            from {{ history }} as hist
-            where {{ valid_to }} is null or {{ valid_to }} > {{ historize.load_timestamp_sql() }}
-        ) as keys_and_versions
-    ) as load_facts
+    select coalesce({{ valid_to }}, {{ historize._quote(cfg.valid_from, 'hist') }}) as version_instant
+    from {{ history }} as hist
+    where {{ valid_to }} is null or {{ valid_to }} > {{ historize.load_timestamp_sql() }}
 {% endmacro %}

@@ -102,20 +102,24 @@
     `type2`, `types`, `table_types`. Aliases: `src` the staged select, `hist` the dimension,
     `chg` the change set. -#}
 
-{#- named_struct of the attribute columns, for min_by/max_by over versions. -#}
-{% macro _scd_type6_attributes_struct(attributes) %}
+{#- named_struct of the attribute columns `names`, for min_by/max_by over versions. -#}
+{% macro _scd_type6_attributes_struct(names) %}
   {%- set parts = [] -%}
-  {%- for name in attributes -%}{%- do parts.append(historize._string_literal(name) ~ ", " ~ historize._quote(name)) -%}{%- endfor -%}
+  {%- for name in names -%}{%- do parts.append(historize._string_literal(name) ~ ", " ~ historize._quote(name)) -%}{%- endfor -%}
   {{- return('named_struct(' ~ parts | join(', ') ~ ')') -}}
 {% endmacro %}
 
 
-{#- Each key that needs a write, classified against the dimension:
+{#- Each key that needs a write, classified against the dimension `history`:
       _historize_action          new (no current row: first seen or back after
                                  a delete), changed (a Type 2 column differs),
-                                 deleted, unchanged, invalid (a NULL or duplicate key)
-      _historize_type1_changed   a Type 1 column differs from the key's latest version -#}
-{% macro _scd_type6_changes_sql(cfg, history, staged, columns) %}
+                                 deleted, unchanged
+      _historize_type1_changed   a Type 1 column differs from the key's latest version
+      _historize_first           the key's first version's Type 0 columns
+      _historize_latest          its latest version's columns `latest_columns`
+    Keys are not checked here: the statement that reads it checks them
+    (_load_checks_sql). -#}
+{% macro _scd_type6_changes_sql(cfg, history, staged, columns, latest_columns) %}
   {%- set keys = cfg.unique_key -%}
   {%- set first_key = historize._quote(keys[0]) -%}
   {%- set q = historize._quote -%}
@@ -123,7 +127,6 @@
         select
             src.*,
             true as _historize_in_source,
-            count(*) over (partition by {{ historize._column_list(keys, 'src') }}) as _historize_occurrences,
             {{ historize.row_hash(columns.type2, 'src') }} as _historize_hash,
             {% if columns.has_reason %}coalesce(src.{{ q(cfg.change_reason) }}, 'source_load'){% else %}'source_load'{% endif %} as _historize_reason
         from {{ staged }} as src
@@ -138,9 +141,13 @@
     key_summary as (
         select
             {{ historize._column_list(keys, lines=true) }},
-            max({{ q(cfg.version) }}) as _historize_max_version,
-            min_by({{ historize._scd_type6_attributes_struct(columns.attributes) }}, {{ q(cfg.version) }}) as _historize_first,
-            max_by({{ historize._scd_type6_attributes_struct(columns.attributes) }}, {{ q(cfg.version) }}) as _historize_latest
+            {%- if cfg.type0 %}
+            min_by({{ historize._scd_type6_attributes_struct(cfg.type0) }}, {{ q(cfg.version) }}) as _historize_first,
+            {%- endif %}
+            {%- if latest_columns %}
+            max_by({{ historize._scd_type6_attributes_struct(latest_columns) }}, {{ q(cfg.version) }}) as _historize_latest,
+            {%- endif %}
+            max({{ q(cfg.version) }}) as _historize_max_version
         from {{ history }}
         group by {{ historize._column_list(keys) }}
     ),
@@ -152,11 +159,14 @@
             current_rows.{{ q(cfg.version_key) }} as _historize_current_key,
             current_rows.{{ q(cfg.valid_from) }} as _historize_current_from,
             key_summary._historize_max_version,
+            {%- if cfg.type0 %}
             key_summary._historize_first,
+            {%- endif %}
+            {%- if latest_columns %}
             key_summary._historize_latest,
+            {%- endif %}
             key_summary.{{ first_key }} is not null as _historize_has_history,
             case
-                when src._historize_in_source and ({{ historize._column_list(keys, 'src', suffix=' is null', separator=' or ') }} or src._historize_occurrences > 1) then 'invalid'
                 when src._historize_in_source is null then
                     {% if cfg.deletes == 'close' %}case when current_rows.{{ first_key }} is not null then 'deleted' else 'unchanged' end{% else %}'unchanged'{% endif %}
                 when current_rows.{{ first_key }} is null then 'new'
@@ -173,61 +183,86 @@
             on {% for name in keys -%}
                 key_summary.{{ q(name) }} = coalesce(src.{{ q(name) }}, current_rows.{{ q(name) }}){{ ' and ' if not loop.last }}
             {%- endfor %}
-    ),
-
-    scope_rows as (
-        select count(*) as _historize_scope_rows
-        from {{ history }}
-        where {{ q(cfg.current_flag) }}
     )
 
-    select
-        classified.*,
-        scope_rows._historize_scope_rows
+    select *
     from classified
-    cross join scope_rows
-    where classified._historize_action <> 'unchanged' or classified._historize_type1_changed
+    where _historize_action <> 'unchanged' or _historize_type1_changed
 {% endmacro %}
 
 
-{#- One row: what the load will do, the conflicts of a rerun over other data,
-    and whether the load goes back in time. -#}
-{% macro _scd_type6_plan_sql(cfg, history, changes) %}
-  {%- set counted -%}
-        coalesce(sum(case when _historize_type1_changed then 1 else 0 end), 0) as type1_changed
-  {%- endset -%}
-  {%- set newest -%}
-            select
-                greatest(
-                    max(hist.{{ historize._quote(cfg.valid_from) }}),
-                    max(case when not hist.{{ historize._quote(cfg.current_flag) }} then hist.{{ historize._quote(cfg.valid_to) }} end)
-                ) as newest_timestamp
-            from {{ history }} as hist
-  {%- endset -%}
-  {{ historize._plan_sql(cfg, changes, counted, '_historize_current_from', newest) }}
+{#- The instants of the older-load check (_load_checks_sql): a current row's
+    start, a closed row's end, of the rows where one is newer than
+    load_timestamp. -#}
+{% macro _scd_type6_instants_sql(cfg, history) %}
+  {%- set q = historize._quote -%}
+    select case when {{ q(cfg.current_flag) }} then {{ q(cfg.valid_from) }} else {{ q(cfg.valid_to) }} end as version_instant
+    from {{ history }}
+    where {{ q(cfg.valid_from) }} > {{ historize.load_timestamp_sql() }}
+        or (not {{ q(cfg.current_flag) }} and {{ q(cfg.valid_to) }} > {{ historize.load_timestamp_sql() }})
 {% endmacro %}
 
 
-{#- The dimension write: one MERGE whose source holds each change row once per
-    role. A key's `update` row (it matches the key's rows) closes its current
-    row, sets Type 1 values on all its rows and marks a delete; its `insert`
-    row (the role is part of the join condition, so it never matches) adds the
-    new version. Every row joins on its own key, so Spark spreads the inserts
-    over the MERGE's tasks by key (a NULL join key would send them all to one
-    task, and one file). `guard` is the guard's relation (_unchanged_since). -#}
-{% macro _scd_type6_merge_sql(cfg, history, changes, columns, guard) %}
+{#- Whether a change row of a load's statement may be written: true once the
+    load's checks passed (`historize_checks`) and, after a read (`read`, with an
+    audit), the guard (`unchanged_since`); a row that would close a current row
+    begun at this load_timestamp (a rerun over other data) raises the refusal
+    naming its key. -#}
+{% macro _scd_type6_row_checked(cfg, read) %}
+  {%- set key_text = [] -%}
+  {%- for name in historize._change_set_key_names(cfg.unique_key) -%}
+    {%- do key_text.append('cast(chg.' ~ historize._quote(name) ~ ' as string)') -%}
+  {%- endfor -%}
+        case
+            when chg._historize_action in ('changed', 'deleted') and chg._historize_current_from = {{ historize.load_timestamp_sql() }}
+                then raise_error({{ historize._refusal('rerun_conflict_key', cfg.model_name,
+                    ["concat_ws(', ', " ~ key_text | join(', ') ~ ")", 'chg._historize_action'], what='current row', sql=true) }})
+            else historize_checks._historize_checked{{ ' and unchanged_since._historize_unchanged' if read else '' }}
+        end
+{%- endmacro %}
+
+
+{#- The dimension's write: one MERGE that computes the change set, checks the
+    load and writes it. Its source:
+      historize_changes  the change set of the staged select `staged` (_scd_type6_changes_sql)
+      historize_checks   one row whose `_historize_checked` is true, or raises the
+                         first failing check's refusal before Delta writes anything
+                         (_load_checks_sql, over _scd_type6_instants_sql)
+      unchanged_since    with an audit, the guard of the read `read` (_unchanged_since):
+                         the audit was written from the dimension as that read saw it
+    then each change row once per role. A key's `update` row (it matches the
+    key's rows) closes its current row, sets Type 1 values on all its rows and
+    marks a delete; its `insert` row (the role is part of the join condition,
+    so it never matches) adds the new version. Every row joins on its own key,
+    so Spark spreads the inserts over the MERGE's tasks by key (a NULL join key
+    would send them all to one task, and one file). Without an audit, the
+    load's one read of the dimension is this MERGE's own, so Delta's commit
+    fails it if another run wrote what it read. -#}
+{% macro _scd_type6_merge_sql(cfg, history, staged, columns, read) %}
   {%- set q = historize._quote -%}
   {%- set at = historize.load_timestamp_sql() -%}
   {%- set closes = "hist." ~ q(cfg.current_flag) ~ " and chg._historize_action in ('changed', 'deleted')" %}
     merge into {{ history }} as hist
     using (
+        with historize_changes as (
+            {{ historize._scd_type6_changes_sql(cfg, history, staged, columns,
+                cfg.type1 + cfg.type3.keys() | list) | indent(8) }}
+        ),
+
+        historize_checks as (
+            {{ historize._load_checks_sql(cfg, staged, history, historize._scd_type6_instants_sql(cfg, history)) | indent(8) }}
+        )
+
         select
             chg.*,
             roles._historize_role
-        from {{ changes }} as chg
+        from historize_changes as chg
+        cross join historize_checks
+        {%- if read %}
         cross join (
-            {{ guard | indent(8) }}
+            {{ historize._unchanged_since(read, cfg) | indent(8) }}
         ) as unchanged_since
+        {%- endif %}
         lateral view explode(
             case
                 when _historize_has_history and _historize_action in ('new', 'changed')
@@ -236,7 +271,8 @@
                 else array('update')
             end
         ) roles as _historize_role
-        where unchanged_since._historize_unchanged
+        where
+            {{ historize._scd_type6_row_checked(cfg, read) | indent(4) }}
     ) as chg
     on {{ historize._key_join(cfg.unique_key, 'hist', 'chg', historize._change_set_key_names(cfg.unique_key)) }}
         and chg._historize_role = 'update'
@@ -269,15 +305,50 @@
 {% endmacro %}
 
 
-{#- One audit row per key changed by this load; the MERGE inserts only rows
-    not there yet, so a rerun of the load writes none. -#}
-{% macro _scd_type6_audit_merge_sql(cfg, audit, changes, columns, guard) %}
+{#- The audit's write: one audit row per key this load changes, from the
+    change set of the dimension `history`, checked as the dimension's MERGE
+    checks it and guarded by the read `read` (_unchanged_since), which the
+    dimension's MERGE then checks again. It inserts only the rows not there
+    yet, so a rerun of the load writes none. -#}
+{% macro _scd_type6_audit_merge_sql(cfg, audit, history, staged, columns, read) %}
   {%- set q = historize._quote -%}
   {%- set attributes = columns.attributes -%}
   {%- set tracked = cfg.type1 + (attributes | reject('in', cfg.type0 + cfg.type1) | list) -%}
-  {%- set key_names = historize._change_set_key_names(cfg.unique_key) %}
+  {%- set key_names = historize._change_set_key_names(cfg.unique_key) -%}
+  {%- set audit_columns = columns.audit_types | map(attribute=0) | list %}
     merge into {{ audit }} as audit
     using (
+        with historize_changes as (
+            {{ historize._scd_type6_changes_sql(cfg, history, staged, columns, attributes) | indent(8) }}
+        ),
+
+        historize_checks as (
+            {{ historize._load_checks_sql(cfg, staged, history, historize._scd_type6_instants_sql(cfg, history)) | indent(8) }}
+        ),
+
+        checked as (
+            select
+                chg.*,
+                case
+                    when chg._historize_action = 'deleted' then 'LOGICAL_DELETE'
+                    when chg._historize_action = 'new' then 'INSERT'
+                    when chg._historize_action = 'changed' then 'UPDATE'
+                    else 'TYPE1_UPDATE'
+                end as change_type,
+                case
+                    when chg._historize_action = 'deleted' then cast(array() as array<string>)
+                    when chg._historize_action = 'new' and not chg._historize_has_history then array({% for name in attributes %}{{ historize._string_literal(name) }}{{ ', ' if not loop.last }}{% endfor %})
+                    else filter(array({% for name in tracked %}case when not (chg.{{ q(name) }} <=> chg._historize_latest.{{ q(name) }}) then {{ historize._string_literal(name) }} end{{ ', ' if not loop.last }}{% endfor %}), c -> c is not null)
+                end as changed_columns
+            from historize_changes as chg
+            cross join historize_checks
+            cross join (
+                {{ historize._unchanged_since(read, cfg) | indent(12) }}
+            ) as unchanged_since
+            where
+                {{ historize._scd_type6_row_checked(cfg, read) | indent(8) }}
+        )
+
         select
             {%- for name in cfg.unique_key %}
             classified.{{ q(key_names[loop.index0]) }} as {{ q(name) }},
@@ -296,30 +367,15 @@
             {{ historize._string_literal(cfg.actor) }} as actor,
             case when classified._historize_action = 'deleted' then 'deleted_in_source' else classified._historize_reason end as reason,
             {{ historize._string_literal(historize.load_run_id()) }} as source_batch_id
-        from (
-            select
-                chg.*,
-                case
-                    when chg._historize_action = 'deleted' then 'LOGICAL_DELETE'
-                    when chg._historize_action = 'new' then 'INSERT'
-                    when chg._historize_action = 'changed' then 'UPDATE'
-                    else 'TYPE1_UPDATE'
-                end as change_type,
-                case
-                    when chg._historize_action = 'deleted' then cast(array() as array<string>)
-                    when chg._historize_action = 'new' and not chg._historize_has_history then array({% for name in attributes %}{{ historize._string_literal(name) }}{{ ', ' if not loop.last }}{% endfor %})
-                    else filter(array({% for name in tracked %}case when not (chg.{{ q(name) }} <=> chg._historize_latest.{{ q(name) }}) then {{ historize._string_literal(name) }} end{{ ', ' if not loop.last }}{% endfor %}), c -> c is not null)
-                end as changed_columns
-            from {{ changes }} as chg
-        ) as classified
-        cross join (
-            {{ guard | indent(8) }}
-        ) as unchanged_since
-        where unchanged_since._historize_unchanged
+        from checked as classified
     ) as changed
     on {% for name in cfg.unique_key %}audit.{{ q(name) }} = changed.{{ q(name) }} and {% endfor -%}
         audit.change_ts = changed.change_ts and audit.change_type = changed.change_type
-    when not matched then insert *
+    when not matched then insert (
+        {{ historize._column_list(audit_columns) }}
+    ) values (
+        {{ historize._column_list(audit_columns, 'changed') }}
+    )
 {% endmacro %}
 
 

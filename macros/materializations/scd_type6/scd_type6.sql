@@ -5,8 +5,7 @@
 
   {#- A dimension that does not exist yet may be a renamed one (with its audit). -#}
   {%- set relations = historize._history_relations(cfg) -%}
-  {%- set target_relation, existing_relation, staged_view, change_set_view = relations.history, relations.existing,
-        relations.staged, relations.change_set -%}
+  {%- set target_relation, existing_relation, staged_view = relations.history, relations.existing, relations.staged -%}
   {%- set audit_relation = this.incorporate(path={'identifier': this.identifier ~ '_audit'}, type='table') -%}
   {%- set existing_audit = load_cached_relation(audit_relation) if cfg.audit else none -%}
   {{ historize._assert_delta_table(existing_audit, cfg.model_name) }}
@@ -21,39 +20,23 @@
       brought in line with the select. -#}
   {{ historize._scd_type6_ready_tables(cfg, relations, audit, select_columns, columns) }}
 
-  {#- Both writes fail if another run writes the dimension after this read. -#}
-  {%- set current_rows = historize._quote(cfg.current_flag, 'guarded') -%}
-  {%- set read = historize._read_version(target_relation, current_rows, counted=false) -%}
-  {{ historize._stage_change_set(relations,
-      historize._scd_type6_changes_sql(cfg, read.snapshot, staged_view, columns)) }}
-  {%- set plan = run_query(historize._scd_type6_plan_sql(cfg, target_relation, change_set_view)).rows[0] -%}
-  {{ historize._assert_plan(plan, cfg, target_relation, change_set_view, 'current row') }}
-  {%- set load = {'new': plan['new'] | int, 'changed': plan['changed'] | int, 'deleted': plan['deleted'] | int,
-                  'written': (plan['new'] + plan['changed'] + plan['deleted'] + plan['type1_changed']) | int,
-                  'detail': plan['type1_changed'] ~ ' Type 1 changed'} -%}
-  {%- do read.update({'rows': plan['scope_rows'] | int if plan['scope_rows'] is not none else none}) -%}
-  {%- if load.written == 0 -%}
-    {#- dbt requires a 'main' result: no statement, no commit (_report_load says why) -#}
-    {%- call noop_statement('main', 'nothing to write', 'nothing to write', 0) -%}{%- endcall -%}
-  {%- else -%}
-    {{ historize._write_per_task(cfg, true) }}
-    {%- if cfg.audit -%}
-      {#- The audit first: its MERGE inserts only the rows not there yet, so a run that
-          failed between the two writes ends correct when rerun. -#}
-      {%- call statement('audit') -%}
-        {{ historize._scd_type6_audit_merge_sql(cfg, audit_relation, change_set_view, columns,
-            guard=historize._unchanged_since(read, cfg)) }}
-      {%- endcall -%}
-      {#- The dimension's MERGE guards against writers since the audit's. -#}
-      {%- set read = historize._read_version(target_relation, current_rows) -%}
-    {%- endif -%}
-    {%- call statement('main') -%}
-      {{ historize._scd_type6_merge_sql(cfg, target_relation, change_set_view, columns,
-          guard=historize._unchanged_since(read, cfg)) }}
+  {#- The load is the dimension's MERGE, which computes the change set, checks it and
+      writes it; its one read of the dimension is its own, which Delta's commit fails if
+      another run wrote what it read. With an audit, the audit's MERGE comes first, from
+      the same change set: both are guarded by one read of the dimension, so that a run
+      killed between them ends correct when rerun. -#}
+  {%- set read = historize._read_version(target_relation, historize._quote(cfg.current_flag, 'guarded')) if cfg.audit else none -%}
+  {{ historize._write_per_task(cfg, true) }}
+  {%- if cfg.audit -%}
+    {%- call statement('audit') -%}
+      {{ historize._scd_type6_audit_merge_sql(cfg, audit_relation, target_relation, staged_view, columns, read) }}
     {%- endcall -%}
-    {{ historize._write_per_task(cfg, false) }}
   {%- endif -%}
-  {{ historize._report_load(cfg, load) }}
+  {%- call statement('main', fetch_result=true) -%}
+    {{ historize._scd_type6_merge_sql(cfg, target_relation, staged_view, columns, read) }}
+  {%- endcall -%}
+  {{ historize._write_per_task(cfg, false) }}
+  {{ historize._report_load(cfg, historize._merge_versions_load(load_result('main'))) }}
 
   {{ historize._drop_session_views(relations.cached + [relations.staged]) }}
 
