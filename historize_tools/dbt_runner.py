@@ -41,14 +41,6 @@ def environment(spark_dir: Path | None = None) -> None:
         small_tables()
 
 
-# The JVM options of small_tables. A test's statements run Spark's and Delta's code a few
-# hundred times a method, a different query each: at the default thresholds the just-in-time
-# compilers spend about as much CPU as the statements themselves (half of the embedded
-# Spark's in tests/functional/test_scd2_hist.py), compiling methods that never run long.
-# Thresholds three times as high compile fewer, for a fifth less of the JVM's CPU.
-SMALL_TABLES_JAVA_OPTIONS = "-XX:+UseParallelGC -XX:CompileThresholdScaling=3"
-
-
 def small_tables() -> None:
     """Spark settings for tables of a few rows (the tests'), on the embedded Spark and on
     a cluster started after this: one shuffle partition, no adaptive execution and no
@@ -57,12 +49,12 @@ def small_tables() -> None:
     (a newer JVM's just-in-time compiler spends less CPU on Spark's code, most of a
     statement's cost on tables of a few rows), with the throughput garbage collector
     (statements of a few rows leave short-lived garbage only, which the default
-    collector's concurrent work handles with more CPU on two cores) and compile
-    thresholds three times the default (SMALL_TABLES_JAVA_OPTIONS). Settings already made stay."""
+    collector's concurrent work handles with more CPU on two cores). Settings already
+    made stay."""
     os.environ.setdefault("HISTORIZE_SHUFFLE_PARTITIONS", "1")
     os.environ.setdefault("HISTORIZE_CODEGEN", "false")
     os.environ.setdefault("HISTORIZE_ADAPTIVE", "false")
-    os.environ.setdefault("HISTORIZE_JAVA_OPTIONS", SMALL_TABLES_JAVA_OPTIONS)
+    os.environ.setdefault("HISTORIZE_JAVA_OPTIONS", "-XX:+UseParallelGC")
     java_home = newest_java_home()
     if java_home is not None:
         os.environ.setdefault("JAVA_HOME", str(java_home))

@@ -71,7 +71,7 @@ def test_small_tables_gives_the_cluster_the_tests_settings_where_unset(monkeypat
     assert cluster.main(["start", "--small-tables"]) == 0
     settings = started[0]
     assert (settings.shuffle_partitions, settings.adaptive, settings.codegen, settings.java_options) == (
-        1, "false", "true", dbt_runner.SMALL_TABLES_JAVA_OPTIONS)
+        1, "false", "true", "-XX:+UseParallelGC")
     newest = dbt_runner.newest_java_home()
     assert os.environ.get("JAVA_HOME") == (str(newest) if newest else None)
     assert cluster.main(["start", "--small"]) == 2

@@ -116,8 +116,7 @@ def test_the_readme_quickstart_as_a_user_follows_it(tmp_path):
     # at its launch: the profile stays the README's, its own settings winning; a quarter less CPU.
     environment["PYSPARK_SUBMIT_ARGS"] = (
         "--conf spark.sql.adaptive.enabled=false --conf spark.sql.codegen.wholeStage=false "
-        "--conf spark.sql.codegen.factoryMode=NO_CODEGEN "
-        f"--driver-java-options '{dbt.SMALL_TABLES_JAVA_OPTIONS}' pyspark-shell")
+        "--conf spark.sql.codegen.factoryMode=NO_CODEGEN --driver-java-options -XX:+UseParallelGC pyspark-shell")
     run = subprocess.run([sys.executable, str(RUNNER), str(tmp_path / "steps.json"), str(tmp_path / "out.json")],
                          cwd=project, env=environment, capture_output=True, text=True, timeout=900)
     results = json.loads((tmp_path / "out.json").read_text()) if (tmp_path / "out.json").exists() else []
