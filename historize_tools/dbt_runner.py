@@ -161,6 +161,46 @@ def refine_thrift_polls() -> None:
         hive.Cursor.poll = _poll_thrift_statement(hive.Cursor.poll)
 
 
+def _execute_on_started_session(execute: Callable) -> Callable:
+    """dbt-spark's session `Cursor.execute`, made to run a statement on the SparkSession
+    the first statement started.
+
+    dbt-spark builds the session again before every statement: it passes each of the
+    profile's `server_side_parameters` to SparkSession's builder, which applies them to
+    the running session, a call into the JVM each, under a lock the builder shares
+    between dbt's threads. Once the session runs, those settings are already the
+    session's (no statement historize sends changes them), so later statements go to it
+    directly; a stopped session is built again as dbt-spark builds it."""
+    from dbt_common.exceptions import DbtRuntimeError
+    from pyspark.sql.utils import AnalysisException
+
+    started: list = []  # the session, once a statement started it
+
+    def execute_on_started_session(self, sql: str, *parameters: Any) -> None:
+        session = started[0] if started else None
+        if session is None or parameters or session._sc._jsc is None:
+            execute(self, sql, *parameters)
+            started[:] = [self._df.sparkSession]
+            return
+        try:
+            self._df = session.sql(sql)
+        except AnalysisException as exc:
+            raise DbtRuntimeError(str(exc)) from exc
+
+    execute_on_started_session.historize_session = True
+    return execute_on_started_session
+
+
+def reuse_spark_session() -> None:
+    """dbt-spark's session cursors, in this process, replaced by
+    _execute_on_started_session's (once): for every dbt run on the embedded Spark that
+    this process makes (the tests')."""
+    from dbt.adapters.spark.session import Cursor
+
+    if not getattr(Cursor.execute, "historize_session", False):
+        Cursor.execute = _execute_on_started_session(Cursor.execute)
+
+
 # Manifests parsed for reuse, by project: (what they were parsed from, the manifest).
 _manifests: dict[Path, tuple[tuple, Any]] = {}
 # What a parse depends on besides the project's files: the target and its schema.

@@ -41,6 +41,7 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log):
 def spark_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("spark")
     dbt.environment(spark_dir=path)
+    dbt.reuse_spark_session()
     dbt.run(["debug", "--quiet"])  # starts the one SparkSession every test shares
     return path
 
