@@ -194,7 +194,8 @@ def _execute_on_started_session(execute: Callable) -> Callable:
 def reuse_spark_session() -> None:
     """dbt-spark's session cursors, in this process, replaced by
     _execute_on_started_session's (once): for every dbt run on the embedded Spark that
-    this process makes (the tests')."""
+    this process makes. The tests call it; the demo and the benchmark keep dbt-spark's
+    own cursor, as a user's dbt runs it."""
     from dbt.adapters.spark.session import Cursor
 
     if not getattr(Cursor.execute, "historize_session", False):

@@ -12,10 +12,11 @@ from historize_tools import dbt_runner
 
 
 class Session:
-    """A SparkSession that records the statements it runs, stopped when `stopped`."""
+    """A SparkSession that records the statements it runs, fails `failing` as Spark's
+    analysis fails a statement, and stops on `stop()`."""
 
-    def __init__(self, name: str, failing: str | None = None) -> None:
-        self.name, self.failing, self.statements = name, failing, []
+    def __init__(self, failing: str | None = None) -> None:
+        self.failing, self.statements = failing, []
         self._sc = SimpleNamespace(_jsc="a running context")
 
     def sql(self, statement: str):
@@ -44,7 +45,7 @@ def built_by_dbt_spark(sessions: list[Session]):
 
 
 def test_statements_after_the_first_run_on_the_session_it_started():
-    session = Session("first")
+    session = Session()
     execute, calls, builds = built_by_dbt_spark([session])
     cursor = SimpleNamespace(_df=None)
     refined = dbt_runner._execute_on_started_session(execute)
@@ -57,7 +58,7 @@ def test_statements_after_the_first_run_on_the_session_it_started():
 
 
 def test_a_statement_with_parameters_goes_to_dbt_spark():
-    session = Session("first")
+    session = Session()
     execute, calls, builds = built_by_dbt_spark([session])
     cursor = SimpleNamespace(_df=None)
     refined = dbt_runner._execute_on_started_session(execute)
@@ -68,7 +69,7 @@ def test_a_statement_with_parameters_goes_to_dbt_spark():
 
 
 def test_a_stopped_session_is_built_again():
-    first, second = Session("first"), Session("second")
+    first, second = Session(), Session()
     execute, calls, builds = built_by_dbt_spark([first, second])
     cursor = SimpleNamespace(_df=None)
     refined = dbt_runner._execute_on_started_session(execute)
@@ -81,7 +82,7 @@ def test_a_stopped_session_is_built_again():
 
 
 def test_a_failed_statement_raises_as_dbt_spark_raises_it():
-    session = Session("first", failing="select * from missing")
+    session = Session(failing="select * from missing")
     execute, _, _ = built_by_dbt_spark([session])
     refined = dbt_runner._execute_on_started_session(execute)
     refined(SimpleNamespace(_df=None), "select 1")
