@@ -34,8 +34,8 @@ def environment(spark_dir: Path | None = None) -> None:
     if spark_dir is not None:
         os.environ["HISTORIZE_SPARK_DIR"] = str(spark_dir)
         # a throwaway warehouse: the in-memory catalog, no Hadoop checksum files, two models
-        # at a time, small tables (each read and each replay of a Delta log one task: every
-        # task costs its plan's deserialization, on tables of a few rows most of its work)
+        # at a time, small tables (each read and each replay of a Delta log in one task: every
+        # task deserializes its job's plan, which a second task on a few rows does not repay)
         os.environ.setdefault("HISTORIZE_CATALOG", "in-memory")
         os.environ.setdefault("HISTORIZE_FILE_CHECKSUMS", "false")
         os.environ.setdefault("HISTORIZE_THREADS", "2")
