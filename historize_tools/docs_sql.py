@@ -53,7 +53,8 @@ FIVETRAN_MERGE = (
     "{%- set cfg = historize._fivetran_history_config() -%}"
     "{%- set source = api.Relation.create(identifier=this.identifier ~ '__historize_source') -%}"
     "{{ historize._fivetran_history_merge_sql(cfg, this, source, "
-    "historize._fivetran_history_columns(cfg, columns), one_event_per_key=one_event_per_key) }}")
+    "historize._fivetran_history_columns(cfg, columns), one_event_per_key=one_event_per_key, "
+    "first_event_at=modules.datetime.datetime(2026, 1, 1, 9, 30)) }}")
 
 RENDERED = {
     # scd2_hist's default load: its one MERGE
@@ -76,7 +77,7 @@ RENDERED = {
         "{%- set cfg = historize._scd_type6_config() -%}"
         "{%- set source = api.Relation.create(identifier=this.identifier ~ '__historize_source') -%}"
         "{{ historize._scd_type6_merge_sql(cfg, this, source, historize._scd_type6_columns(cfg, columns), none) }}"),
-    # fivetran_history's one MERGE, by a run that read the table at version 2 with 5 rows
+    # fivetran_history's one MERGE, by a run whose batch's first event is at 2026-01-01 09:30
     "fivetran_history-merge": Rendered(
         "orders_history", "materialized='view', unique_key=['id']", FIVETRAN_BATCH_COLUMNS,
         "{%- set one_event_per_key = false -%}" + FIVETRAN_MERGE),

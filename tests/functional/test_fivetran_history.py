@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import datetime as dt
 
+import pytest
+
 from projects import UNPARTITIONED_FIVETRAN_RELEASE, load_reports, release_project, report
 from reference import MILLISECOND as MS
 from reference import TMAX
@@ -129,6 +131,42 @@ def test_overlap_with_an_inactive_version_is_shortened_and_updates_fill_after_a_
         (1, "a", 1, T[1], T[3] - MS, False, S[1]),
         (1, "b", 1, T[3], TMAX, True, S[3]),
     ]
+
+
+@pytest.mark.parametrize("walked", [False, True], ids=["one event per key", "walked"])
+def test_a_batch_changes_the_versions_that_end_or_begin_at_or_after_its_first_event(project, walked):
+    # The MERGE matches only those versions (Delta skips the files of the others): each of
+    # them is one here, at the bound, and the versions that ended before the batch stay.
+    model(project)
+    us = dt.timedelta(microseconds=1)
+    apply(project, [
+        (1, "a", "1", T[1], "upsert", S[1]), (1, None, None, T[5], "delete", S[2]),
+        # less than 1 ms apart: the first version ends before it begins, 1 ms before the second
+        (2, "p", "2", T[5] + 200 * us, "upsert", S[3]), (2, "q", "3", T[5] + 500 * us, "upsert", S[4]),
+        (3, "x", "4", T[1], "upsert", S[5]),
+        (4, "y", "5", T[1], "upsert", S[6]), (4, None, None, T[2], "delete", S[7]),
+    ])
+    assert project.table("ft_hist", "*", ORDER) == [
+        (1, "a", 1, T[1], T[5], False, S[1]),
+        (2, "p", 2, T[5] + 200 * us, T[5] + 500 * us - MS, False, S[3]),
+        (2, "q", 3, T[5] + 500 * us, TMAX, True, S[4]),
+        (3, "x", 4, T[1], TMAX, True, S[5]),
+        (4, "y", 5, T[1], T[2], False, S[6]),
+    ]
+    # The batch's first event is T[5]: key 1's version ends there (it is current, and closed
+    # 1 ms before the upsert), key 2's first version begins after it and ends before it (both
+    # of key 2's versions are replaced); key 4's version ended before it.
+    batch = [(1, "b", "6", T[5], "upsert", S[8]), (2, "r", "7", T[5], "upsert", S[9])]
+    walked_rows = [(5, "z", "8", T[6], "upsert", S[10]), (5, "z2", "9", T[7], "upsert", S[11])] if walked else []
+    result = apply(project, batch + walked_rows, at="2026-03-02 00:00:00")
+    assert project.table("ft_hist", "*", ORDER) == [
+        (1, "a", 1, T[1], T[5] - MS, False, S[1]),
+        (1, "b", 6, T[5], TMAX, True, S[8]),
+        (2, "r", 7, T[5], TMAX, True, S[9]),
+        (3, "x", 4, T[1], TMAX, True, S[5]),
+        (4, "y", 5, T[1], T[2], False, S[6]),
+    ] + ([(5, "z", 8, T[6], T[7] - MS, False, S[10]), (5, "z2", 9, T[7], TMAX, True, S[11])] if walked else [])
+    assert load_reports(result) == {"ft_hist": report(4 if walked else 2, 1, 2, "versions")}
 
 
 def partition_columns(project, name="ft_hist") -> list[str]:

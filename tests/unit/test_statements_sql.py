@@ -86,9 +86,13 @@ def test_fivetran_history_merge_computes_its_change_set_and_writes_the_differenc
     assert "where _historize_action <> 'unchanged'" in sql
     # no guard: the MERGE is the load's one read of the table, which Delta's commit checks
     assert "row_commit_version" not in sql and "_historize_unchanged" not in sql
-    # matched on the key and the start; delete, update, insert
+    # matched on the key and the start, among the versions that end or begin at or after the
+    # batch's first event (Delta skips the files of the others); delete, update, insert
+    first_event = "timestamp'2026-01-01 09:30:00.000000+00:00'"
     assert sql.endswith(
         ") as chg on hist.`id` = chg.`id` and hist.`_fivetran_start` = chg.`_fivetran_start` "
+        f"and ( hist.`_fivetran_end` >= {first_event} or hist.`_fivetran_start` >= {first_event} "
+        "or hist.`_fivetran_end` is null ) "
         "when matched and chg._historize_action = 'deleted' then delete "
         "when matched and chg._historize_action = 'changed' then update set `amount` = chg.`amount`, "
         "`status` = chg.`status`, `_fivetran_end` = chg.`_fivetran_end`, `_fivetran_active` = chg.`_fivetran_active`, "

@@ -150,12 +150,14 @@
     NULL, and every operation one of upsert, update or delete; unknown
     operations are named, the most frequent first, ties by name (NULL last),
     the same every run. Returns whether the batch holds one event per key,
-    which _fivetran_history_one_event_changes_sql applies without a walk. -#}
+    which _fivetran_history_one_event_changes_sql applies without a walk, and
+    its first event's time (`first_event_at`, a UTC datetime; none when the
+    batch is empty), which bounds the versions the MERGE can change. -#}
 {% macro _fivetran_history_check_batch(cfg, staged) %}
   {{ historize._cache_staged(staged) }}
   {%- set keys_and_start = cfg.unique_key + [cfg.valid_from] -%}
   {%- set findings = run_query(historize._fivetran_history_batch_findings_sql(cfg, staged)).rows -%}
-  {%- set offending_starts, unknown_ops, most_events = [], [], [] -%}
+  {%- set offending_starts, unknown_ops, most_events, first_event_micros = [], [], [], [] -%}
   {%- for row in findings -%}
     {%- if row['_historize_finding'] == 'offending_start' -%}
       {%- do offending_starts.append(row) -%}
@@ -163,6 +165,7 @@
       {%- do unknown_ops.append(("NULL" if row['_historize_op'] is none else "'" ~ row['_historize_op'] ~ "'") ~ " x" ~ row['_historize_n']) -%}
     {%- else -%}
       {%- do most_events.append(row['_historize_most_events']) -%}
+      {%- do first_event_micros.append(row['_historize_first_event_micros']) -%}
     {%- endif -%}
   {%- endfor -%}
   {{ historize._refuse_key_findings(offending_starts, keys_and_start, cfg.model_name, label='the key and ' ~ cfg.valid_from) }}
@@ -171,7 +174,9 @@
         "historize: model " ~ cfg.model_name ~ ": unknown operation in " ~ cfg.op_column ~ ": " ~ unknown_ops | join(', ')
         ~ "; allowed: " ~ cfg.operations | join(', ') ~ ". Nothing was written") }}
   {%- endif -%}
-  {{ return({'one_event_per_key': most_events[0] == 1}) }}
+  {{ return({'one_event_per_key': most_events[0] == 1,
+             'first_event_at': none if first_event_micros[0] is none
+                 else modules.datetime.datetime(1970, 1, 1) + modules.datetime.timedelta(microseconds=first_event_micros[0] | int)}) }}
 {% endmacro %}
 
 
@@ -180,7 +185,10 @@
                        _key_findings_sql gives it (its columns first)
       unknown_op       an operation not allowed (`_historize_op`, NULL for a
                        NULL one) and its events (`_historize_n`), the five most frequent
-      events_per_key   the most events of one key (`_historize_most_events`)
+      events_per_key   the most events of one key (`_historize_most_events`) and
+                       the batch's first event time, in microseconds since
+                       1970-01-01 UTC (`_historize_first_event_micros`, NULL
+                       when the batch is empty)
     each kind in the order its refusal names them. -#}
 {% macro _fivetran_history_batch_findings_sql(cfg, staged) %}
   {%- set keys_and_start = cfg.unique_key + [cfg.valid_from] -%}
@@ -204,7 +212,9 @@
     ),
 
     events_per_key as (
-        select count(*) as events
+        select
+            count(*) as events,
+            min(cast({{ historize._quote(cfg.valid_from) }} as timestamp)) as first_event_at
         from {{ staged }}
         group by {{ historize._column_list(cfg.unique_key) }}
     )
@@ -216,7 +226,8 @@
         'offending_start' as _historize_finding,
         cast(null as string) as _historize_op,
         cast(null as bigint) as _historize_n,
-        cast(null as bigint) as _historize_most_events
+        cast(null as bigint) as _historize_most_events,
+        cast(null as bigint) as _historize_first_event_micros
     from offending_starts
     union all
     select
@@ -226,7 +237,8 @@
         'unknown_op' as _historize_finding,
         unknown_ops.op as _historize_op,
         unknown_ops.n as _historize_n,
-        null as _historize_most_events
+        null as _historize_most_events,
+        null as _historize_first_event_micros
     from unknown_ops
     union all
     select
@@ -236,7 +248,8 @@
         'events_per_key' as _historize_finding,
         null as _historize_op,
         null as _historize_n,
-        max(events_per_key.events) as _historize_most_events
+        max(events_per_key.events) as _historize_most_events,
+        unix_micros(min(events_per_key.first_event_at)) as _historize_first_event_micros
     from events_per_key
     order by
         _historize_finding asc,
@@ -734,10 +747,17 @@
     It is the load's one read of the table, so Delta's commit fails it if
     another run wrote what it read: no version read, no guard. Delta's result
     of it gives the counts by action: each new version is a row inserted,
-    each changed one a row updated, each replaced one a row deleted. -#}
-{% macro _fivetran_history_merge_sql(cfg, history, staged, columns, one_event_per_key=false) %}
+    each changed one a row updated, each replaced one a row deleted.
+    A batch changes only the versions that end or begin at or after its first
+    event (`first_event_at`, none for an empty batch): those its events close,
+    re-deliver or replace. An active version ends at the far-off time (or is
+    NULL, in a table taken over), so that bound, on the table's columns alone
+    in the `on` clause, lets Delta skip by their file statistics the files of
+    versions that ended before the batch. -#}
+{% macro _fivetran_history_merge_sql(cfg, history, staged, columns, one_event_per_key=false, first_event_at=none) %}
   {%- set written = columns.data + [cfg.valid_to, cfg.current_flag, cfg.synced] -%}
   {%- set table_columns = cfg.unique_key + columns.data + cfg.technical_columns -%}
+  {%- set q = historize._quote -%}
 merge into {{ history }} as hist
 using (
     {%- if one_event_per_key %}
@@ -747,6 +767,14 @@ using (
     {%- endif %}
 ) as chg
 on {{ historize._key_join(cfg.unique_key, 'hist', 'chg') }}
-    and hist.{{ historize._quote(cfg.valid_from) }} = chg.{{ historize._quote(cfg.valid_from) }}
+    and hist.{{ q(cfg.valid_from) }} = chg.{{ q(cfg.valid_from) }}
+    {%- if first_event_at is not none %}
+    {%- set first_event = historize._utc_literal(first_event_at) %}
+    and (
+        hist.{{ q(cfg.valid_to) }} >= {{ first_event }}
+        or hist.{{ q(cfg.valid_from) }} >= {{ first_event }}
+        or hist.{{ q(cfg.valid_to) }} is null
+    )
+    {%- endif %}
 {{ historize._write_versions_by_action(written, table_columns) }}
 {% endmacro %}

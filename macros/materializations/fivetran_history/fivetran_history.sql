@@ -43,7 +43,7 @@
   {{ historize._write_per_task(cfg, true) }}
   {%- call statement('main', fetch_result=true) -%}
     {{ historize._fivetran_history_merge_sql(cfg, target_relation, staged_view, columns,
-        one_event_per_key=checked.one_event_per_key) }}
+        one_event_per_key=checked.one_event_per_key, first_event_at=checked.first_event_at) }}
   {%- endcall -%}
   {{ historize._write_per_task(cfg, false) }}
   {{ historize._report_load(cfg, historize._merge_versions_load(load_result('main'))) }}
