@@ -258,7 +258,7 @@ def test_a_load_with_deletion_vectors_writes_only_the_rows_it_changes(project):
 def test_a_table_of_deletion_vectors_from_mb_turns_them_on_once_and_says_so(project):
     """From snapshots, a table whose files reach deletion_vectors_from_mb gets deletion vectors
     once, logged: at its first load (hist_created), or at the first load that finds it that large
-    (hist_grown, created under the default 32 MB, then the model's threshold lowered), before that
+    (hist_grown, created under the default 4 MB, then the model's threshold lowered), before that
     load's MERGE, which then writes only the rows it changes. Below that size, or when the model's
     tblproperties name the property, the table keeps what it has. All hold the same history."""
     hist_model(project, "hist_created", "merge", options=", meta={'deletion_vectors_from_mb': 0}")

@@ -90,7 +90,7 @@
       costs more than the pass that marks the versions instead (docs/benchmark.md), so
       the load that finds the table that large turns deletion vectors on, once, unless
       the model's tblproperties name the property. -#}
-  {%- set deletion_vectors_from_mb = historize._read_option('deletion_vectors_from_mb', 32) -%}
+  {%- set deletion_vectors_from_mb = historize._read_option('deletion_vectors_from_mb', 4) -%}
   {%- if execute and (deletion_vectors_from_mb is not number or deletion_vectors_from_mb is boolean
         or deletion_vectors_from_mb < 0) -%}
     {{ exceptions.raise_compiler_error("historize: option 'deletion_vectors_from_mb' is '" ~ deletion_vectors_from_mb
