@@ -2,6 +2,8 @@
 
     python -m historize_tools.bench            # the full run (the figures of docs/benchmark.md)
     python -m historize_tools.bench --quick    # tiny sizes, one repetition (CI)
+    python -m historize_tools.bench --table bench/results.json --page docs/benchmark.md
+                                               # the page's tables, from the saved results
 
 For each case it generates snapshots of N keys (K typed attribute columns with
 NULLs; deterministic from --seed), builds each contender's history through

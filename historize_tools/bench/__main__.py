@@ -15,7 +15,7 @@ from historize_tools.bench.cases import Bench
 from historize_tools.bench.measure import Result
 from historize_tools.bench.contenders import (ADOPT_SNAPSHOT, BENCH_YML, MODELS, PROJECT_YML, SMALL_MODEL, SMALL_SNAPSHOT,
                                               SNAPSHOT)
-from historize_tools.bench.report import chart, markdown_table, profile_table, summarize
+from historize_tools.bench.report import chart, markdown_table, page_with_tables, profile_table, summarize
 from historize_tools.bench.series import RUNNABLE, SERIES
 # The cases the targets are set on (docs/benchmark.md): a write-path change is measured with
 # these within a working session; the full run stays the reference.
@@ -65,7 +65,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         help="default: bench/results.json; with --targets bench/results/tmp/targets.json; "
                              "with --quick bench/results/tmp/quick.json")
     parser.add_argument("--table", type=Path, help="only print this results file as a Markdown table, and its chart")
+    parser.add_argument("--page", type=Path,
+                        help="with --table: render the file's tables into this page (docs/benchmark.md), "
+                             "between its markers")
     args = parser.parse_args(argv)
+    if args.page and not args.table:
+        parser.error("--page needs --table: the results file whose tables it renders")
     if args.targets:
         args.series, args.rates = TARGET_SERIES, TARGET_RATES
     unknown = set(args.series.split(",")) - set(RUNNABLE)
@@ -89,6 +94,10 @@ def main(argv: list[str] | None = None) -> int:
     chosen = set(args.series.split(","))
     if args.table:
         saved = json.loads(args.table.read_text())
+        if args.page:
+            args.page.write_text(page_with_tables(args.page.read_text(), saved))
+            print(f"bench: rendered {args.table}'s tables into {args.page}")
+            return 0
         print(markdown_table(saved["results"]))
         print("\nsummary: " + json.dumps(saved["summary"], indent=1))
         if "keys" in saved["summary"]:  # a run of the size series (a `changes` or `adopt` run has none)

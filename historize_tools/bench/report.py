@@ -1,6 +1,7 @@
-"""The summary of the targets' ratios, the benchmark page's table (docs/benchmark.md) and the chart."""
+"""The summary of the targets' ratios, the benchmark page's tables (docs/benchmark.md) and the chart."""
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from historize_tools.bench.measure import Result
@@ -50,6 +51,22 @@ def markdown_table(results: list[Result]) -> str:
                      f"({r['seconds_min']:.2f}-{r['seconds_max']:.2f}) | {r['commits']} | "
                      f"{r['files_added']}/{r['files_removed']} | {r['rows_written']:,} |")
     return "\n".join(lines)
+
+
+# The page's tables rendered from a results file, each between its two markers.
+PAGE_TABLE = re.compile(r"(<!-- bench: (?P<name>[a-z]+) -->\n).*?(\n<!-- bench: end -->)", re.DOTALL)
+
+
+def page_with_tables(page: str, saved: dict) -> str:
+    """The benchmark page `page` with its tables rendered from `saved` (a results file's
+    content): `profile` (the size series' last load at its largest N) and `results`
+    (every load timed)."""
+    tables = {"profile": profile_table(saved["results"], saved["summary"]["keys"]),
+              "results": markdown_table(saved["results"])}
+    found = {match["name"] for match in PAGE_TABLE.finditer(page)}
+    if found != set(tables):
+        raise ValueError(f"the page's table markers name {sorted(found)}; expected {sorted(tables)}")
+    return PAGE_TABLE.sub(lambda match: match[1] + tables[match["name"]] + match[3], page)
 
 
 def chart(results: list[Result], path: Path) -> bool:

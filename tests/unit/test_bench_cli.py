@@ -38,3 +38,10 @@ def test_an_unknown_series_is_refused_by_name(capsys):
     assert ("unknown series ['deepest']; known: size, small_models, fivetran, scd_type6, backfill, rate, depth, deep, "
             "changes"
             in capsys.readouterr().err)
+
+
+def test_a_page_is_rendered_only_from_a_results_file(capsys):
+    with pytest.raises(SystemExit) as exited:
+        parse_args(["--page", "docs/benchmark.md"])
+    assert exited.value.code == 2
+    assert "--page needs --table: the results file whose tables it renders" in capsys.readouterr().err

@@ -1,11 +1,14 @@
-"""The benchmark's report of the `changes` and `adopt` series: the summary's ratios, the
-page's table rows and the chart, from results written by hand."""
+"""The benchmark's report: of the `changes` and `adopt` series, the summary's ratios, the
+page's table rows and the chart, from results written by hand; the benchmark page's tables,
+rendered from the results file it shows."""
+import json
 from pathlib import Path
 
 import pytest
 from matplotlib.figure import Figure
 
-from historize_tools.bench.report import chart, markdown_table, summarize
+from historize_tools import dbt_runner as dbt
+from historize_tools.bench.report import chart, markdown_table, page_with_tables, summarize
 
 
 def changes_result(contender: str, keys: int, median: float) -> dict:
@@ -67,3 +70,17 @@ def test_the_changes_chart_draws_each_contender_against_n(tmp_path: Path, monkey
 def test_a_run_of_the_adopt_series_alone_has_no_chart(tmp_path: Path):
     assert not chart([ADOPT], tmp_path / "adopt.png")
     assert not (tmp_path / "adopt.png").exists()
+
+
+def test_the_benchmark_page_shows_the_tables_of_its_results_file():
+    page = (dbt.ROOT / "docs" / "benchmark.md").read_text()
+    saved = json.loads((dbt.ROOT / "bench" / "results.json").read_text())
+    # python -m historize_tools.bench --table bench/results.json --page docs/benchmark.md
+    assert page_with_tables(page, saved) == page
+    assert page.count("| scd2_hist | `merge into historize_bench.scd2_hist as hist using") == 1
+
+
+def test_a_page_without_both_markers_is_refused():
+    with pytest.raises(ValueError, match=r"the page's table markers name \['results'\]; expected \['profile', 'results'\]"):
+        page_with_tables("<!-- bench: results -->\n| old |\n<!-- bench: end -->\n",
+                         {"results": [], "summary": {"keys": 10}})
