@@ -24,7 +24,9 @@ equivalents, and `changes`: a load of --changed-keys changed keys as change even
 the same change as a snapshot load and dbt's snapshot, at each N of --changes-keys;
 `adopt`: a dbt snapshot of --adopt-keys keys, --adopt-depth versions each, taken
 over by an scd2_hist model's first load (adopt_from), against a first load of its
-current rows and a plain copy of its table. Each load's profile (every statement
+current rows and a plain copy of its table; `deletion_vectors`: the size series' load at
+each N of --keys, by the same model with deletion vectors from its first load
+(deletion_vectors_from_mb 0) and with them kept off (tblproperties), against dbt's snapshot. Each load's profile (every statement
 and its wall time, every commit's Delta metrics) is kept. Writes JSON (--output) and a PNG chart beside it.
 
 Modules: `data` generates the inputs, `contenders` holds the hand-written jobs

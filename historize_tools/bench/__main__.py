@@ -32,7 +32,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         help="only the cases the targets are set on: the size series, the small models, "
                              "fivetran_history, scd_type6 and the load that changes nothing "
                              "(written to bench/results/tmp/targets.json unless --output says otherwise)")
-    parser.add_argument("--keys", default="10000,100000,1000000", help="N of the size series")
+    parser.add_argument("--keys", default="10000,100000,1000000", help="N of the size and deletion_vectors series")
     parser.add_argument("--series-keys", type=int, default=100_000, help="N of the depth and change-rate series")
     parser.add_argument("--depths", default="1,5,20")
     parser.add_argument("--deep-keys", type=int, default=1_000_000,

@@ -166,6 +166,12 @@ MODELS = {
     "events_bitemporal_hist": "{{ config(materialized='scd2_hist', unique_key='id', meta={'bitemporal': true, "
                               "'input': 'changes', 'sequence_by': 'changed_at'}) }}\n"
                               "select * from historize_bench.{{ var('snapshot') }}\n",
+    # the same model with deletion vectors from its first load (at any size), and kept off
+    "dv_hist": "{{ config(materialized='scd2_hist', unique_key='id', meta={'deletion_vectors_from_mb': 0}) }}\n"
+               "select * from historize_bench.{{ var('snapshot') }}\n",
+    "no_dv_hist": "{{ config(materialized='scd2_hist', unique_key='id', "
+                  "tblproperties={'delta.enableDeletionVectors': 'false'}) }}\n"
+                  "select * from historize_bench.{{ var('snapshot') }}\n",
     "rebuilt_hist": "{{ config(materialized='scd2_hist', unique_key='id') }}\n"
                     "select * from historize_bench.{{ var('snapshot') }}\n",
     # the same history from change events: each load's rows as events at its time

@@ -118,6 +118,39 @@ def bitemporal_summary(size: Results) -> dict:
     }
 
 
+# --- deletion_vectors: the size series' load with deletion vectors and without
+
+DELETION_VECTOR_CONTENDERS = ("dv_hist", "no_dv_hist", "dbt_snapshot")
+
+
+def deletion_vectors_cases(bench: Bench, args: argparse.Namespace) -> Iterator[Results]:
+    for keys in numbers(args.keys, int):
+        yield named("deletion_vectors", scd2_case(bench, Scd2Load(keys, attributes=args.attributes,
+                                                                  contenders=DELETION_VECTOR_CONTENDERS)))
+
+
+def deletion_vectors_summary(results: Results) -> dict:
+    """At each N, the load with deletion vectors over the load without, each over the
+    snapshot, and the rows each wrote."""
+    loads = of(results, "deletion_vectors")
+    if not loads:
+        return {}
+    by_keys = sorted({r["keys"] for r in loads})
+
+    def median(contender: str, keys: int) -> float | None:
+        return seconds(loads, contender, keys=keys)
+
+    return {"deletion_vectors": {
+        "keys": by_keys,
+        "with_over_without": [ratio(median("dv_hist", k), median("no_dv_hist", k)) for k in by_keys],
+        "with_over_snapshot": [ratio(median("dv_hist", k), median("dbt_snapshot", k)) for k in by_keys],
+        "without_over_snapshot": [ratio(median("no_dv_hist", k), median("dbt_snapshot", k)) for k in by_keys],
+        "rows_written_with_and_without": [[next(r["rows_written"] for r in loads
+                                                if r["contender"] == name and r["keys"] == k)
+                                           for name in ("dv_hist", "no_dv_hist")] for k in by_keys],
+    }}
+
+
 # --- small_models: many small models in one run
 
 def small_models_cases(bench: Bench, args: argparse.Namespace) -> Iterator[Results]:
@@ -305,6 +338,7 @@ SERIES: dict[str, Series] = {series.name: series for series in (
                  True)),
     Series("adopt", adopt_cases, lambda r: f"a dbt snapshot of N={r['keys']:,}, depth {r['depth']} ({r['rows']:,} rows)",
            adopt_summary),
+    Series("deletion_vectors", deletion_vectors_cases, scd2_load_text, deletion_vectors_summary),
 )}
 # What the command line runs: every series but the deep case's tests, which come with it.
 RUNNABLE = tuple(name for name in SERIES if name != "invariants")

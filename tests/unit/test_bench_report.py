@@ -84,3 +84,29 @@ def test_a_page_without_both_markers_is_refused():
     with pytest.raises(ValueError, match=r"the page's table markers name \['results'\]; expected \['profile', 'results'\]"):
         page_with_tables("<!-- bench: results -->\n| old |\n<!-- bench: end -->\n",
                          {"results": [], "summary": {"keys": 10}})
+
+
+def dv_result(contender: str, keys: int, median: float, rows_written: int) -> dict:
+    return {"series": "deletion_vectors", "contender": contender, "keys": keys, "depth": 1, "changed": 0.1,
+            "deleted": 0.01, "new": 0.01, "seconds_median": median, "seconds_min": median - 0.5,
+            "seconds_max": median + 0.5, "repeat": 5, "commits": 1, "files_added": 2, "files_removed": 0,
+            "rows_written": rows_written}
+
+
+DELETION_VECTORS = [dv_result(contender, keys, median, written)
+                    for keys, loads in ((10_000, ((3.6, 2_120), (3.0, 11_059), (2.4, 11_059))),
+                                        (100_000, ((5.0, 22_104), (4.0, 111_062), (5.0, 111_062))))
+                    for contender, (median, written) in zip(("dv_hist", "no_dv_hist", "dbt_snapshot"), loads)]
+
+
+def test_the_deletion_vectors_summary_gives_with_over_without_and_the_rows_each_wrote():
+    assert summarize(DELETION_VECTORS)["deletion_vectors"] == {
+        "keys": [10_000, 100_000],
+        "with_over_without": [1.2, 1.25],  # 3.6 / 3.0, 5.0 / 4.0
+        "with_over_snapshot": [1.5, 1.0],  # 3.6 / 2.4, 5.0 / 5.0
+        "without_over_snapshot": [1.25, 0.8],  # 3.0 / 2.4, 4.0 / 5.0
+        "rows_written_with_and_without": [[2_120, 11_059], [22_104, 111_062]],
+    }
+    assert markdown_table(DELETION_VECTORS[:1]).splitlines()[2] == (
+        "| deletion_vectors | dv_hist | N=10,000, depth 1, 10% changed, 1% deleted, 1% new | 3.60 (3.10-4.10) | 1 "
+        "| 2/0 | 2,120 |")
