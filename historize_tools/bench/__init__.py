@@ -26,8 +26,9 @@ the same change as a snapshot load and dbt's snapshot, at each N of --changes-ke
 over by an scd2_hist model's first load (adopt_from), against a first load of its
 current rows and a plain copy of its table; `deletion_vectors`: the size series' load at
 each N of --keys, by the same model with deletion vectors from its first load
-(deletion_vectors_from_mb 0) and with them kept off (tblproperties), against dbt's snapshot. Each load's profile (every statement
-and its wall time, every commit's Delta metrics) is kept. Writes JSON (--output) and a PNG chart beside it.
+(deletion_vectors_from_mb 0) and with them kept off (tblproperties), against dbt's
+snapshot. Each load's profile (every statement and its wall time, every commit's Delta
+metrics) is kept. Writes JSON (--output) and a PNG chart beside it.
 
 Modules: `data` generates the inputs, `contenders` holds the hand-written jobs
 and the dbt models they race, `measure` times loads, compares histories and

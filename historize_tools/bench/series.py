@@ -136,15 +136,12 @@ def deletion_vectors_summary(results: Results) -> dict:
     if not loads:
         return {}
     by_keys = sorted({r["keys"] for r in loads})
-
-    def median(contender: str, keys: int) -> float | None:
-        return seconds(loads, contender, keys=keys)
-
+    with_dv, without_dv, snapshot = ([seconds(loads, name, keys=k) for k in by_keys] for name in DELETION_VECTOR_CONTENDERS)
     return {"deletion_vectors": {
         "keys": by_keys,
-        "with_over_without": [ratio(median("dv_hist", k), median("no_dv_hist", k)) for k in by_keys],
-        "with_over_snapshot": [ratio(median("dv_hist", k), median("dbt_snapshot", k)) for k in by_keys],
-        "without_over_snapshot": [ratio(median("no_dv_hist", k), median("dbt_snapshot", k)) for k in by_keys],
+        "with_over_without": [ratio(a, b) for a, b in zip(with_dv, without_dv)],
+        "with_over_snapshot": [ratio(a, b) for a, b in zip(with_dv, snapshot)],
+        "without_over_snapshot": [ratio(a, b) for a, b in zip(without_dv, snapshot)],
         "rows_written_with_and_without": [[next(r["rows_written"] for r in loads
                                                 if r["contender"] == name and r["keys"] == k)
                                            for name in ("dv_hist", "no_dv_hist")] for k in by_keys],
