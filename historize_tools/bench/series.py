@@ -136,7 +136,8 @@ def deletion_vectors_summary(results: Results) -> dict:
     if not loads:
         return {}
     by_keys = sorted({r["keys"] for r in loads})
-    with_dv, without_dv, snapshot = ([seconds(loads, name, keys=k) for k in by_keys] for name in DELETION_VECTOR_CONTENDERS)
+    with_dv, without_dv, snapshot = ([seconds(loads, name, keys=k) for k in by_keys]
+                                     for name in DELETION_VECTOR_CONTENDERS)
     return {"deletion_vectors": {
         "keys": by_keys,
         "with_over_without": [ratio(a, b) for a, b in zip(with_dv, without_dv)],
