@@ -117,8 +117,11 @@
       _historize_type1_changed   a Type 1 column differs from the key's latest version
       _historize_first           the key's first version's Type 0 columns
       _historize_latest          its latest version's columns `latest_columns`
-    Keys are not checked here: the statement that reads it checks them
-    (_load_checks_sql). -#}
+    The dimension is read once, into one row per key (`versions_by_key`) that
+    carries its current row too, and joined with the select once, as a
+    hand-written job would: a second read for the current rows, and a second
+    join, cost the load as much again as the aggregate. Keys are not checked
+    here: the statement that reads it checks them (_load_checks_sql). -#}
 {% macro _scd_type6_changes_sql(cfg, history, staged, columns, latest_columns) %}
   {%- set keys = cfg.unique_key -%}
   {%- set first_key = historize._quote(keys[0]) -%}
@@ -132,13 +135,7 @@
         from {{ staged }} as src
     ),
 
-    current_rows as (
-        select *
-        from {{ history }}
-        where {{ q(cfg.current_flag) }}
-    ),
-
-    key_summary as (
+    versions_by_key as (
         select
             {{ historize._column_list(keys, lines=true) }},
             {%- if cfg.type0 %}
@@ -147,42 +144,43 @@
             {%- if latest_columns %}
             max_by({{ historize._scd_type6_attributes_struct(latest_columns) }}, {{ q(cfg.version) }}) as _historize_latest,
             {%- endif %}
-            max({{ q(cfg.version) }}) as _historize_max_version
+            max({{ q(cfg.version) }}) as _historize_max_version,
+            max_by(named_struct(
+                'version_key', {{ q(cfg.version_key) }},
+                'valid_from', {{ q(cfg.valid_from) }},
+                'hash', {{ q(cfg.hash_column) }}
+            ), {{ q(cfg.version) }}) filter (where {{ q(cfg.current_flag) }}) as _historize_current
         from {{ history }}
         group by {{ historize._column_list(keys) }}
     ),
 
     classified as (
         select
-            {{ historize._change_set_keys(keys, 'src', 'current_rows') }},
+            {{ historize._change_set_keys(keys, 'src', 'versions_by_key') }},
             src.*,
-            current_rows.{{ q(cfg.version_key) }} as _historize_current_key,
-            current_rows.{{ q(cfg.valid_from) }} as _historize_current_from,
-            key_summary._historize_max_version,
+            versions_by_key._historize_current.version_key as _historize_current_key,
+            versions_by_key._historize_current.valid_from as _historize_current_from,
+            versions_by_key._historize_max_version,
             {%- if cfg.type0 %}
-            key_summary._historize_first,
+            versions_by_key._historize_first,
             {%- endif %}
             {%- if latest_columns %}
-            key_summary._historize_latest,
+            versions_by_key._historize_latest,
             {%- endif %}
-            key_summary.{{ first_key }} is not null as _historize_has_history,
+            versions_by_key.{{ first_key }} is not null as _historize_has_history,
             case
                 when src._historize_in_source is null then
-                    {% if cfg.deletes == 'close' %}case when current_rows.{{ first_key }} is not null then 'deleted' else 'unchanged' end{% else %}'unchanged'{% endif %}
-                when current_rows.{{ first_key }} is null then 'new'
-                when src._historize_hash <=> current_rows.{{ q(cfg.hash_column) }} then 'unchanged'
+                    {% if cfg.deletes == 'close' %}case when versions_by_key._historize_current is not null then 'deleted' else 'unchanged' end{% else %}'unchanged'{% endif %}
+                when versions_by_key._historize_current is null then 'new'
+                when src._historize_hash <=> versions_by_key._historize_current.hash then 'unchanged'
                 else 'changed'
             end as _historize_action,
             {% if cfg.type1 -%}
-            coalesce(src._historize_in_source, false) and key_summary.{{ first_key }} is not null
-                and not ({% for name in cfg.type1 %}src.{{ q(name) }} <=> key_summary._historize_latest.{{ q(name) }}{{ ' and ' if not loop.last }}{% endfor %})
+            coalesce(src._historize_in_source, false) and versions_by_key.{{ first_key }} is not null
+                and not ({% for name in cfg.type1 %}src.{{ q(name) }} <=> versions_by_key._historize_latest.{{ q(name) }}{{ ' and ' if not loop.last }}{% endfor %})
             {%- else %}false{% endif %} as _historize_type1_changed
         from src
-        full outer join current_rows on {{ historize._key_join(keys, 'src', 'current_rows') }}
-        left join key_summary
-            on {% for name in keys -%}
-                key_summary.{{ q(name) }} = coalesce(src.{{ q(name) }}, current_rows.{{ q(name) }}){{ ' and ' if not loop.last }}
-            {%- endfor %}
+        full outer join versions_by_key on {{ historize._key_join(keys, 'src', 'versions_by_key') }}
     )
 
     select *
