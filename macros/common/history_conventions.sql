@@ -9,7 +9,8 @@
 
     Returns a mapping with SQL fragments for a relation aliased `alias`:
       kind                          scd2_hist, scd_type6, fivetran_history, or none
-      columns                       the table's lowercase column names, in order
+      columns                       the table's lowercase column names, in order; none for a
+                                    table not built yet (`dbt compile` before its first load)
       unique_key                    key column names
       valid_from, valid_to          column names
       open_sql                      predicate: the version is open (valid to infinity)
@@ -31,7 +32,9 @@
                               interval=none, step=none, deleted_when=none, version_column=none, alias='v',
                               needs_key=true, known_at=none) %}
   {%- set table = historize._history_table_facts(relation, used_by) -%}
-  {%- set names = table.columns -%}
+  {#- A table not built yet (_history_table_planned_facts) has no columns to check. -#}
+  {%- set columns_known = table.columns is not none -%}
+  {%- set names = table.columns if columns_known else [] -%}
   {%- set recorded = table.properties -%}
   {%- set kind = recorded.get('historize.kind') or historize._history_kind_by_columns(names) -%}
   {%- set q = alias ~ '.' -%}
@@ -45,7 +48,7 @@
     {%- set defaults = {'valid_from': 'effective_from', 'valid_to': 'effective_to',
         'open_when': q ~ 'current_flag', 'interval': 'half_open',
         'deleted_when': q ~ "change_reason = 'deleted_in_source'",
-        'version_column': 'version' if 'version' in names else none,
+        'version_column': 'version' if 'version' in names or not columns_known else none,
         'history_columns': ['effective_from', 'effective_to', 'current_flag', 'version', 'change_reason', '_hash']} -%}
   {%- elif kind == 'fivetran_history' -%}
     {%- set defaults = {'valid_from': '_fivetran_start', 'valid_to': '_fivetran_end',
@@ -71,7 +74,7 @@
           ~ "(only tables built or loaded by historize's materializations do); give unique_key") }}
     {%- endif -%}
     {%- for argument, columns in [('unique_key', keys), ('valid_from', [valid_from]), ('valid_to', [valid_to]),
-          ('version_column', [version_column] if version_column else [])] -%}
+          ('version_column', [version_column] if version_column else [])] if columns_known -%}
       {%- set unknown = columns | map('lower') | reject('in', names) | list -%}
       {%- if unknown -%}
         {{ exceptions.raise_compiler_error("historize: " ~ used_by ~ ": " ~ argument ~ " names " ~ unknown | join(', ')
@@ -100,7 +103,7 @@
   {%- endif -%}
   {{ return({
       'kind': kind,
-      'columns': names,
+      'columns': names if columns_known else none,
       'unique_key': keys,
       'valid_from': valid_from or 'valid_from',
       'valid_to': valid_to or 'valid_to',
@@ -119,7 +122,10 @@
 
 
 {#- The lowercase column names and the properties of `relation` (while
-    executing; while parsing, none). Fails, naming it, when it does not exist. -#}
+    executing; while parsing, none). Fails, naming it, when it does not exist,
+    except under `dbt compile` (and sqlfluff's dbt templater, which compiles):
+    there a table a model of the project builds compiles before its first load,
+    from that model's config (_history_table_planned_facts). -#}
 {% macro _history_table_facts(relation, used_by) %}
   {%- if not execute -%}
     {{ return({'columns': [], 'properties': {}}) }}
@@ -127,6 +133,13 @@
   {%- if relation is string or relation is none -%}
     {{ exceptions.raise_compiler_error("historize: " ~ used_by ~ ": '" ~ relation ~ "' is not a relation; "
         ~ "pass ref('model') or source('source', 'table')") }}
+  {%- endif -%}
+  {%- if flags.WHICH == 'compile'
+        and adapter.get_relation(relation.database, relation.schema, relation.identifier) is none -%}
+    {%- set planned = historize._history_table_planned_facts(relation) -%}
+    {%- if planned is not none -%}
+      {{ return(planned) }}
+    {%- endif -%}
   {%- endif -%}
   {%- set names = adapter.get_columns_in_relation(relation) | map(attribute='name') | map('lower') | list -%}
   {%- if not names -%}
@@ -137,6 +150,32 @@
     {%- do properties.update({row[0]: row[1]}) -%}
   {%- endfor -%}
   {{ return({'columns': names, 'properties': properties}) }}
+{% endmacro %}
+
+
+{#- What a model of the project that builds `relation` with one of historize's
+    materializations will record in the table's properties (its kind, key and
+    timeline), from its config; its columns are not known before its first load
+    (none). None when no such model builds it. -#}
+{% macro _history_table_planned_facts(relation) %}
+  {%- for node in graph.nodes.values() if node.resource_type == 'model'
+        and node.config.materialized in ['scd2_hist', 'scd_type6', 'fivetran_history']
+        and (node.schema | lower) == (relation.schema | lower)
+        and ((node.alias or node.name) | lower) == (relation.identifier | lower) -%}
+    {#- each option as _read_option reads it: from the model's meta, else from config() -#}
+    {%- set options = {} -%}
+    {%- for name in ['unique_key', 'bitemporal'] -%}
+      {%- set value = (node.config.meta or {}).get(name) -%}
+      {%- do options.update({name: node.config.get(name) if value is none or value == '' else value}) -%}
+    {%- endfor -%}
+    {%- set properties = {'historize.kind': node.config.materialized,
+                          'historize.unique_key': historize._as_name_list('unique_key', options.unique_key) | join(',')} -%}
+    {%- if options.bitemporal -%}
+      {%- do properties.update({'historize.bitemporal': 'true'}) -%}
+    {%- endif -%}
+    {{ return({'columns': none, 'properties': properties}) }}
+  {%- endfor -%}
+  {{ return(none) }}
 {% endmacro %}
 
 

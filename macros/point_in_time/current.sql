@@ -15,9 +15,10 @@
   {%- if not execute -%}
     {{ return('select * from ' ~ relation) }}
   {%- endif -%}
-  {#- A table of no known kind was refused by _history_conventions, which names its columns. -#}
+  {#- A table of no known kind was refused by _history_conventions, which names its columns.
+      Compiled before the table's first load, its columns are not known yet: v.* stands for them. -#}
   {%- set hidden = conv.history_columns + [(relation.identifier | lower) ~ '_key'] -%}
-    select {{ historize._column_list(conv.columns | reject('in', hidden) | list, 'v') }}
+    select {{ historize._column_list(conv.columns | reject('in', hidden) | list, 'v') if conv.columns is not none else 'v.*' }}
     from {{ relation }} as v
     where {{ conv.open_sql }}
         {%- if conv.belief_sql %}

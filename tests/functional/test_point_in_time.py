@@ -188,3 +188,53 @@ def test_current_gives_each_kind_its_current_rows_without_the_history_columns(pr
     assert {name: manifest.nodes[f"model.{project_name}.{name}"].depends_on.nodes
             for name in ("hist_current", "dim_current", "ft_current")} == {
         f"{name}_current": [f"model.{project_name}.customer_{name}"] for name in ("hist", "dim", "ft")}
+
+
+def test_models_and_tests_reading_a_history_table_compile_before_its_first_load(project):
+    """Under `dbt compile` (which sqlfluff's dbt templater runs), the models and tests that
+    read a history table a model of the project builds compile before the table's first
+    load to the SQL they compile to after it, from that model's config (its key given in
+    meta here); `current`, whose column list comes from the table, selects v.* until then.
+    `dbt run` still refuses to read a table that does not exist, naming it."""
+    project.create_source("snapshot", SNAPSHOTS, [(1, "a", 10)])
+    project.create_source("fact_rows", "fact_id int, id int, event_time timestamp", [(1, 1, T1)])
+    select = "select * from {{ target.schema }}.snapshot"
+    project.model("customer_hist", "{{ config(materialized='scd2_hist', meta={'unique_key': 'id'}) }} " + select)
+    project.model("customer_dim", "{{ config(materialized='scd_type6', unique_key='id') }} " + select)
+    project.model("belief_hist", "{{ config(materialized='scd2_hist', unique_key='id', bitemporal=true) }} " + select)
+    project.model("facts", "{{ config(materialized='view') }} select * from {{ target.schema }}.fact_rows")
+    readers = {
+        "hist_as_of": "select * from ({{ historize.as_of(ref('customer_hist'), 'current_timestamp()') }}) as v",
+        "hist_changes": "select * from ({{ historize.changes_since(ref('customer_hist'), \"timestamp'2026-01-01 00:00:00'\") }}) as c",
+        "facts_priced": "{{ historize.as_of_join(ref('facts'), ref('customer_hist'), 'event_time', columns=['price']) }}",
+        "dim_as_of": "select * from ({{ historize.as_of(ref('customer_dim'), 'current_timestamp()') }}) as v",
+        "dim_current": "select * from ({{ historize.current(ref('customer_dim')) }}) as c",
+        "belief_recorded": "select * from ({{ historize.recorded_since(ref('belief_hist'), \"timestamp'2026-01-01 00:00:00'\") }}) as r",
+    }
+    for name, sql in readers.items():
+        project.model(name, "{{ config(materialized='view') }} " + sql)
+    project.write("models/tests.yml", """
+        version: 2
+        models:
+          - name: customer_hist
+            data_tests: [historize.one_open_version, historize.no_gaps]
+          - name: customer_dim
+            data_tests: [historize.sequential_versions]
+          - name: belief_hist
+            data_tests: [historize.consistent_beliefs]
+        """)
+    histories = ("customer_hist", "customer_dim", "belief_hist")
+
+    def compiled() -> dict[str, str]:
+        return {result.node.name: result.node.compiled_code for result in project.run("compile").result.results
+                if result.node.name not in histories + ("facts",)}
+
+    before = compiled()
+    message = project.fail("run", "--select", "hist_as_of")
+    assert f"historize: as_of: {project.schema}.customer_hist does not exist (or has no columns)" in message, message
+    project.run("run", "--select", *histories)
+    after = compiled()
+    assert len(after) == len(readers) + 4, sorted(after)
+    columns = "v.`id`, v.`name`, v.`price`"
+    assert columns in after["dim_current"], after["dim_current"]
+    assert before == {**after, "dim_current": after["dim_current"].replace(columns, "v.*")}

@@ -89,6 +89,12 @@ CASES = {
         pit_model("select * from ({{ historize.as_of(api.Relation.create(schema=target.schema, identifier='missing'), "
                   "'current_timestamp()') }}) as v"),
         ("run", "--select", "pit"), AT, "as_of: {schema}.missing does not exist (or has no columns)"),
+    "as_of on a missing table, compiled": (
+        # dbt compile before a table's first load compiles from the config of the model that
+        # builds it; a table no model builds is refused as at run time
+        pit_model("select * from ({{ historize.as_of(api.Relation.create(schema=target.schema, identifier='missing'), "
+                  "'current_timestamp()') }}) as v"),
+        ("compile", "--select", "pit"), AT, "as_of: {schema}.missing does not exist (or has no columns)"),
     "as_of without a table": (
         pit_model("select * from ({{ historize.as_of(none, 'current_timestamp()') }}) as v"),
         ("run", "--select", "pit"), AT, "as_of: the history table argument is missing"),
