@@ -134,15 +134,19 @@
     {{ exceptions.raise_compiler_error("historize: " ~ used_by ~ ": '" ~ relation ~ "' is not a relation; "
         ~ "pass ref('model') or source('source', 'table')") }}
   {%- endif -%}
-  {%- if flags.WHICH == 'compile'
+  {#- Under dbt compile the table may not be built yet. dbt-spark in-process (method: session)
+      logs pyspark's error and its stack when asked for a missing table's columns, and
+      nothing when listing its schema, so on Spark it is looked up in the listing first. -#}
+  {%- if flags.WHICH == 'compile' and target.type == 'spark'
         and adapter.get_relation(relation.database, relation.schema, relation.identifier) is none -%}
-    {%- set planned = historize._history_table_planned_facts(relation) -%}
-    {%- if planned is not none -%}
-      {{ return(planned) }}
-    {%- endif -%}
+    {%- set names = [] -%}
+  {%- else -%}
+    {%- set names = adapter.get_columns_in_relation(relation) | map(attribute='name') | map('lower') | list -%}
   {%- endif -%}
-  {%- set names = adapter.get_columns_in_relation(relation) | map(attribute='name') | map('lower') | list -%}
-  {%- if not names -%}
+  {%- set planned = historize._history_table_planned_facts(relation) if not names and flags.WHICH == 'compile' else none -%}
+  {%- if planned -%}
+    {{ return(planned) }}
+  {%- elif not names -%}
     {{ exceptions.raise_compiler_error("historize: " ~ used_by ~ ": " ~ relation ~ " does not exist (or has no columns)") }}
   {%- endif -%}
   {%- set properties = {} -%}
