@@ -198,10 +198,13 @@ def test_models_and_tests_reading_a_history_table_compile_before_its_first_load(
     `dbt run` still refuses to read a table that does not exist, naming it."""
     project.create_source("snapshot", SNAPSHOTS, [(1, "a", 10)])
     project.create_source("fact_rows", "fact_id int, id int, event_time timestamp", [(1, 1, T1)])
+    project.create_source("events", EVENTS, [(1, "a", 10, T1, "upsert")])
     select = "select * from {{ target.schema }}.snapshot"
     project.model("customer_hist", "{{ config(materialized='scd2_hist', meta={'unique_key': 'id'}) }} " + select)
     project.model("customer_dim", "{{ config(materialized='scd_type6', unique_key='id') }} " + select)
     project.model("belief_hist", "{{ config(materialized='scd2_hist', unique_key='id', bitemporal=true) }} " + select)
+    project.model("customer_ft", "{{ config(materialized='fivetran_history', unique_key='id') }} "
+                                 "select * from {{ target.schema }}.events")
     project.model("facts", "{{ config(materialized='view') }} select * from {{ target.schema }}.fact_rows")
     readers = {
         "hist_as_of": "select * from ({{ historize.as_of(ref('customer_hist'), 'current_timestamp()') }}) as v",
@@ -209,6 +212,7 @@ def test_models_and_tests_reading_a_history_table_compile_before_its_first_load(
         "facts_priced": "{{ historize.as_of_join(ref('facts'), ref('customer_hist'), 'event_time', columns=['price']) }}",
         "dim_as_of": "select * from ({{ historize.as_of(ref('customer_dim'), 'current_timestamp()') }}) as v",
         "dim_current": "select * from ({{ historize.current(ref('customer_dim')) }}) as c",
+        "ft_changes": "select * from ({{ historize.changes_since(ref('customer_ft'), \"timestamp'2026-01-01 00:00:00'\") }}) as c",
         "belief_recorded": "select * from ({{ historize.recorded_since(ref('belief_hist'), \"timestamp'2026-01-01 00:00:00'\") }}) as r",
     }
     for name, sql in readers.items():
@@ -223,7 +227,7 @@ def test_models_and_tests_reading_a_history_table_compile_before_its_first_load(
           - name: belief_hist
             data_tests: [historize.consistent_beliefs]
         """)
-    histories = ("customer_hist", "customer_dim", "belief_hist")
+    histories = ("customer_hist", "customer_dim", "belief_hist", "customer_ft")
 
     def compiled() -> dict[str, str]:
         return {result.node.name: result.node.compiled_code for result in project.run("compile").result.results
