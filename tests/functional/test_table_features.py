@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from projects import AUDIT, PROGRAM_SOURCE, D, T1, T2
+from projects import AUDIT, PROGRAM_SOURCE, SENTINEL, D, T1, T2
 from reference import TMAX
 
 KINDS = {  # short name: (config, source DDL, first load, second load)
@@ -111,3 +111,49 @@ def test_properties_docs_grants_and_renames_in_every_materialization(project):
     issued = sorted(row[0] for row in project.sql(f"select statement from {project.schema}.dcl_issued"))
     assert issued == sorted(f"grant select on {project.schema}.{prefix}_{kind} to `analyst`"
                             for prefix in ("old", "new") for kind in KINDS)
+
+
+def test_a_run_with_empty_writes_nothing_to_a_history_table(project):
+    """dbt's --empty reads every ref and source as no rows, which to a history table is a
+    snapshot without any key (every version would close) or a batch without events. A run
+    with it leaves each table that exists as it was (no commit, no version closed, no audit
+    row) and creates no table that its first load would fill from adopt_from; a model
+    without a table gets it, empty, as dbt's own materializations do. The next run without
+    --empty loads as if that run had not happened."""
+    sources = ["version: 2", "sources:", "  - name: s", f"    schema: {project.schema}", "    tables:"]
+    for kind, (config, ddl, first, _) in KINDS.items():
+        project.create_source(f"src_{kind}", ddl, first)
+        project.model(f"e_{kind}", f"{{{{ config({config}) }}}} select * from {{{{ source('s', 'src_{kind}') }}}}")
+        sources.append(f"      - name: src_{kind}")
+    project.write("models/sources.yml", "\n".join(sources) + "\n")
+    project.create_table("legacy", "id int, name string, valid_from timestamp, valid_to timestamp", [(1, "a", T1, None)])
+    project.model("e_adopter", "{{ config(materialized='scd2_hist', unique_key='id', adopt_from=target.schema ~ '.legacy', "
+                               "adopt_columns={'valid_from': 'valid_from', 'valid_to': 'valid_to'}) }} "
+                               "select * from {{ source('s', 'src_hist') }}")
+    project.model("e_new", "{{ config(materialized='scd2_hist', unique_key='id') }} select * from {{ source('s', 'src_hist') }}")
+    project.run("run", "--select", "e_hist", "e_dim", "e_ft", variables={"load_timestamp": "2026-01-01 06:00:00"})
+    for kind, (_, ddl, _, second) in KINDS.items():
+        project.create_source(f"src_{kind}", ddl, second)
+
+    with project.unchanged("e_hist", "e_dim", "e_dim_audit", "e_ft", "legacy"):
+        result = project.run("run", "--empty", variables={"load_timestamp": "2026-01-02 06:00:00"})
+    responses = {node.node.name: (node.adapter_response["_message"], node.adapter_response["rows_affected"])
+                 for node in result.result.results}
+    assert responses == {**{name: ("nothing written (--empty)", 0) for name in ("e_hist", "e_dim", "e_ft", "e_adopter")},
+                         "e_new": (f"0 new, 0 changed, 0 deleted (created {project.schema}.e_new)", 0)}
+    tables = {row[1] for row in project.sql(f"show tables in {project.schema}")}
+    assert "e_adopter" not in tables and "e_new" in tables
+    assert project.table("e_new") == []
+
+    project.run("run", variables={"load_timestamp": "2026-01-02 06:00:00"})
+    assert project.table("e_hist", "id, name, version_started_at, version_ended_at, version_state", "id, version_started_at") == [
+        (1, "a", T1, None, "new"), (2, "b", T1, T2, "changed"), (2, "b2", T2, None, "changed")]
+    assert project.table("e_adopter", "id, name, version_started_at, version_ended_at", "id") == [
+        (1, "a", T1, None), (2, "b2", T2, None)]
+    assert project.table("e_new", "id, name, version_started_at, version_ended_at", "id") == [
+        (1, "a", T2, None), (2, "b2", T2, None)]
+    assert project.table("e_dim", "program_id, eligibility_threshold, effective_from, effective_to, current_flag, version",
+                         "version") == [("P1", 10, T1, T2, False, 1), ("P1", 11, T2, SENTINEL, True, 2)]
+    assert project.table("e_ft", "id, val, _fivetran_start, _fivetran_end, _fivetran_active", "_fivetran_start") == [
+        (1, "x", dt.datetime(2026, 2, 1), dt.datetime(2026, 2, 2) - dt.timedelta(milliseconds=1), False),
+        (1, "y", dt.datetime(2026, 2, 2), TMAX, True)]

@@ -10,6 +10,13 @@
 
   {{ run_hooks(pre_hooks) }}
 
+  {#- dbt's --empty: a table that exists, or that adopt_from would fill, is left as it is. -#}
+  {%- if flags.EMPTY and (relations.found.relation is not none or cfg.get('adopt_from')) -%}
+    {{ historize._report_left_as_is(cfg, relations) }}
+    {{ run_hooks(post_hooks) }}
+    {{ return({'relations': [target_relation]}) }}
+  {%- endif -%}
+
   {#- The record of every load, which a late load needs. -#}
   {%- set ledger = historize._load_ledger(target_relation) if cfg.out_of_order == 'reconcile' else none -%}
 

@@ -14,6 +14,13 @@
 
   {{ run_hooks(pre_hooks) }}
 
+  {#- dbt's --empty: a table that exists, or that adopt_from would fill, is left as it is. -#}
+  {%- if flags.EMPTY and (relations.found.relation is not none or cfg.get('adopt_from')) -%}
+    {{ historize._report_left_as_is(cfg, relations) }}
+    {{ run_hooks(post_hooks) }}
+    {{ return({'relations': [target_relation]}) }}
+  {%- endif -%}
+
   {%- set select_columns = historize._stage_select(staged_view, sql) -%}
   {%- set columns = historize._scd_type6_columns(cfg, select_columns) -%}
   {#- The dimension and its audit made ready: created, renamed with a former name, or
