@@ -134,6 +134,9 @@
     {{ exceptions.raise_compiler_error("historize: " ~ used_by ~ ": '" ~ relation ~ "' is not a relation; "
         ~ "pass ref('model') or source('source', 'table')") }}
   {%- endif -%}
+  {#- Under --empty (or --sample) a ref renders as a subquery of no (or some) rows, which
+      the queries read; the columns and properties are the table's own. -#}
+  {%- set relation = relation.incorporate(limit=none, event_time_filter=none) -%}
   {#- Under dbt compile the table may not be built yet. dbt-spark in-process (method: session)
       logs pyspark's error and its stack when asked for a missing table's columns, and
       nothing when listing its schema, so on Spark it is looked up in the listing first. -#}

@@ -118,29 +118,37 @@ def test_a_run_with_empty_writes_nothing_to_a_history_table(project):
     snapshot without any key (every version would close) or a batch without events. A run
     with it leaves each table that exists as it was (no commit, no version closed, no audit
     row) and creates no table that its first load would fill from adopt_from; a model
-    without a table gets it, empty, as dbt's own materializations do. The next run without
-    --empty loads as if that run had not happened."""
+    without a table gets it, empty, as dbt's own materializations do. A point-in-time model
+    and an invariant test read the table as no rows. The next run without --empty loads as
+    if that run had not happened."""
     sources = ["version: 2", "sources:", "  - name: s", f"    schema: {project.schema}", "    tables:"]
     for kind, (config, ddl, first, _) in KINDS.items():
         project.create_source(f"src_{kind}", ddl, first)
         project.model(f"e_{kind}", f"{{{{ config({config}) }}}} select * from {{{{ source('s', 'src_{kind}') }}}}")
         sources.append(f"      - name: src_{kind}")
+    sources += ["models:", "  - name: e_hist", "    data_tests: [historize.one_open_version]"]
     project.write("models/sources.yml", "\n".join(sources) + "\n")
+    project.model("e_as_of", "{{ config(materialized='table') }} "
+                             "select id, name from ({{ historize.as_of(ref('e_hist'), 'current_timestamp()') }}) as v")
     project.create_table("legacy", "id int, name string, valid_from timestamp, valid_to timestamp", [(1, "a", T1, None)])
     project.model("e_adopter", "{{ config(materialized='scd2_hist', unique_key='id', adopt_from=target.schema ~ '.legacy', "
                                "adopt_columns={'valid_from': 'valid_from', 'valid_to': 'valid_to'}) }} "
                                "select * from {{ source('s', 'src_hist') }}")
     project.model("e_new", "{{ config(materialized='scd2_hist', unique_key='id') }} select * from {{ source('s', 'src_hist') }}")
-    project.run("run", "--select", "e_hist", "e_dim", "e_ft", variables={"load_timestamp": "2026-01-01 06:00:00"})
+    project.run("run", "--select", "e_hist", "e_dim", "e_ft", "e_as_of", variables={"load_timestamp": "2026-01-01 06:00:00"})
+    assert project.table("e_as_of", "*", "id") == [(1, "a"), (2, "b")]
     for kind, (_, ddl, _, second) in KINDS.items():
         project.create_source(f"src_{kind}", ddl, second)
 
     with project.unchanged("e_hist", "e_dim", "e_dim_audit", "e_ft", "legacy"):
-        result = project.run("run", "--empty", variables={"load_timestamp": "2026-01-02 06:00:00"})
+        result = project.run("build", "--empty", variables={"load_timestamp": "2026-01-02 06:00:00"})
     responses = {node.node.name: (node.adapter_response["_message"], node.adapter_response["rows_affected"])
-                 for node in result.result.results}
+                 for node in result.result.results if node.node.name.startswith("e_") and node.node.name != "e_as_of"}
     assert responses == {**{name: ("nothing written (--empty)", 0) for name in ("e_hist", "e_dim", "e_ft", "e_adopter")},
                          "e_new": (f"0 new, 0 changed, 0 deleted (created {project.schema}.e_new)", 0)}
+    # the point-in-time model and the invariant test read the history table as no rows
+    assert sorted(str(node.status) for node in result.result.results if not node.node.name.startswith("e_")) == ["pass"]
+    assert project.table("e_as_of") == []
     tables = {row[1] for row in project.sql(f"show tables in {project.schema}")}
     assert "e_adopter" not in tables and "e_new" in tables
     assert project.table("e_new") == []
