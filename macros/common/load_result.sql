@@ -65,16 +65,48 @@
 {% endmacro %}
 
 
-{#- A run under dbt's --empty, which reads every ref and source as no rows: to a
-    history table that is a snapshot without a key (every version would close) or
-    a batch of no events, so the run writes nothing to a table that exists, nor to
-    one its first load would fill from adopt_from (which the empty select would
-    then close), and says so. A table that does not exist otherwise is created
-    empty by its first load, as dbt's own materializations create theirs. -#}
-{% macro _report_left_as_is(cfg, relations) %}
-  {%- set reason = relations.found.relation ~ " exists" if relations.found.relation is not none
+{#- Why this run leaves the history table as it is (none: it loads). dbt reads
+    the select in part under --empty (every ref and source as no rows) and under
+    --sample (each ref and source that has an event_time within the sample's
+    window, as dbt decides which to sample). To a history model that is a
+    snapshot without the keys left out (their versions would close) or a batch
+    without the events left out, so the run writes nothing to a table that
+    exists, nor to one its first load would fill from adopt_from (whose versions
+    the partial select would close). A table that does not exist otherwise gets
+    its first load from the partial select: empty under --empty, as dbt's own
+    materializations create theirs, and the sample under --sample. Returns the
+    flag and the log line. -#}
+{% macro _left_as_is(cfg, relations) %}
+  {%- if relations.found.relation is none and not cfg.get('adopt_from') -%}
+    {{ return(none) }}
+  {%- endif -%}
+  {%- set sampled = [] -%}
+  {%- if invocation_args_dict.get('sample') is not none -%}
+    {%- for node_id in model.depends_on.nodes -%}
+      {%- set node = graph.nodes.get(node_id) or graph.sources.get(node_id) -%}
+      {%- if node and (node.config or {}).get('event_time') -%}
+        {%- do sampled.append(node.source_name ~ '.' ~ node.name if node.resource_type == 'source' else node.name) -%}
+      {%- endif -%}
+    {%- endfor -%}
+  {%- endif -%}
+  {%- if flags.EMPTY -%}
+    {%- set flag, partial = '--empty', 'reads the select as no rows' -%}
+  {%- elif sampled -%}
+    {%- set flag, partial = '--sample', 'reads ' ~ sampled | join(', ') ~ ' within its sample window' -%}
+  {%- else -%}
+    {{ return(none) }}
+  {%- endif -%}
+  {%- set table = relations.found.relation ~ " exists" if relations.found.relation is not none
         else relations.history ~ " is created by its first load, which adopts " ~ cfg.adopt_from -%}
-  {{ log("historize: " ~ cfg.model_name ~ ": dbt --empty reads the select as no rows; " ~ reason
-         ~ ", so nothing was written", info=true) }}
-  {%- do store_raw_result('main', message='nothing written (--empty)', code='nothing to write', rows_affected=0) -%}
+  {{ return({'flag': flag, 'message': "historize: " ~ cfg.model_name ~ ": dbt " ~ flag ~ " " ~ partial ~ "; "
+             ~ table ~ ", so nothing was written"}) }}
+{% endmacro %}
+
+
+{#- Says that the run left the table as it is (`left_as_is`, from _left_as_is),
+    in the log and as the model's result. -#}
+{% macro _report_left_as_is(left_as_is) %}
+  {{ log(left_as_is.message, info=true) }}
+  {%- do store_raw_result('main', message='nothing written (' ~ left_as_is.flag ~ ')', code='nothing to write',
+        rows_affected=0) -%}
 {% endmacro %}

@@ -165,3 +165,48 @@ def test_a_run_with_empty_writes_nothing_to_a_history_table(project):
     assert project.table("e_ft", "id, val, _fivetran_start, _fivetran_end, _fivetran_active", "_fivetran_start") == [
         (1, "x", dt.datetime(2026, 2, 1), dt.datetime(2026, 2, 2) - dt.timedelta(milliseconds=1), False),
         (1, "y", dt.datetime(2026, 2, 2), TMAX, True)]
+
+
+
+def test_a_run_with_sample_writes_nothing_to_a_history_table_it_reads_in_part(project):
+    """dbt's --sample reads each ref and source that has an event_time within the sample's
+    window: to a history model that is a snapshot without the keys outside it (their
+    versions would close) or a batch without its other events. A run with it leaves each
+    table whose select it samples as it was, writes a new table's first load from the
+    sample, and loads a model whose inputs it does not sample as any run does."""
+    sampled = {  # name: (config, source DDL, event_time, first load, second load)
+        "hist": (KINDS["hist"][0], "id int, name string, updated_at timestamp", "updated_at",
+                 [(1, "a", T1), (2, "b", T1)], [(1, "a2", T2), (2, "b", T1)]),
+        "dim": (KINDS["dim"][0], PROGRAM_SOURCE, "created_on",
+                [("P1", D[1], "N1", 10, 100), ("P2", D[2], "N2", 20, 200)],
+                [("P1", D[1], "N1", 11, 100), ("P2", D[2], "N2", 20, 200)]),
+        "ft": (KINDS["ft"][0], KINDS["ft"][1], "_fivetran_start",
+               [(1, "x", dt.datetime(2026, 2, 1), "upsert")],
+               [(1, "y", dt.datetime(2025, 12, 1), "upsert"), (2, "z", dt.datetime(2026, 1, 2), "upsert")]),
+    }
+    sources = ["version: 2", "sources:", "  - name: s", f"    schema: {project.schema}", "    tables:"]
+    for kind, (config, ddl, event_time, first, _) in sampled.items():
+        project.create_source(f"src_{kind}", ddl, first)
+        project.model(f"s_{kind}", f"{{{{ config({config}) }}}} select * from {{{{ source('s', 'src_{kind}') }}}}")
+        sources += [f"      - name: src_{kind}", f"        config: {{event_time: {event_time}}}"]
+    project.write("models/sources.yml", "\n".join(sources) + "\n")
+    project.create_source("src_whole", "id int, name string", [(1, "a"), (2, "b")])
+    project.model("s_whole", "{{ config(materialized='scd2_hist', unique_key='id') }} "
+                             "select * from {{ target.schema }}.src_whole")
+    project.model("s_new", "{{ config(materialized='scd2_hist', unique_key='id') }} select * from {{ source('s', 'src_hist') }}")
+    project.run("run", "--exclude", "s_new", variables={"load_timestamp": "2026-01-01 06:00:00"})
+    for kind, (_, ddl, _, _, second) in sampled.items():
+        project.create_source(f"src_{kind}", ddl, second)
+    project.create_source("src_whole", "id int, name string", [(1, "a")])
+
+    window = "{'start': '2026-01-02', 'end': '2026-01-03'}"
+    with project.unchanged("s_hist", "s_dim", "s_dim_audit", "s_ft"):
+        result = project.run("run", "--sample", window, variables={"load_timestamp": "2026-01-02 06:00:00"})
+    responses = {node.node.name: (node.adapter_response["_message"], node.adapter_response["rows_affected"])
+                 for node in result.result.results}
+    assert responses == {**{f"s_{kind}": ("nothing written (--sample)", 0) for kind in sampled},
+                         "s_whole": ("0 new, 0 changed, 1 deleted (merge)", 1),
+                         "s_new": (f"1 new, 0 changed, 0 deleted (created {project.schema}.s_new)", 1)}
+    assert project.table("s_whole", "id, name, version_started_at, version_ended_at, version_state", "id") == [
+        (1, "a", T1, None, "new"), (2, "b", T1, T2, "deleted")]
+    assert project.table("s_new", "id, name, version_started_at, version_ended_at", "id") == [(1, "a2", T2, None)]

@@ -10,9 +10,10 @@
 
   {{ run_hooks(pre_hooks) }}
 
-  {#- dbt's --empty: a table that exists, or that adopt_from would fill, is left as it is. -#}
-  {%- if flags.EMPTY and (relations.found.relation is not none or cfg.get('adopt_from')) -%}
-    {{ historize._report_left_as_is(cfg, relations) }}
+  {#- A select dbt reads in part (--empty, --sample) leaves the table as it is. -#}
+  {%- set left_as_is = historize._left_as_is(cfg, relations) -%}
+  {%- if left_as_is -%}
+    {{ historize._report_left_as_is(left_as_is) }}
     {{ run_hooks(post_hooks) }}
     {{ return({'relations': [target_relation]}) }}
   {%- endif -%}
