@@ -38,7 +38,10 @@
 
 
 {#- Caches a staged view that several statements of a load read (an events
-    batch, a Fivetran batch), when the adapter has a cache (cache_view_sql). -#}
+    batch, a Fivetran batch), when the adapter has a cache (cache_view_sql).
+    The cache is filled by the first statement that reads the view, the
+    load's check, so the batch is read once and every later statement reads
+    the events the check read. -#}
 {% macro _cache_staged(staged) %}
   {%- set cache_sql = adapter.dispatch('cache_view_sql', 'historize')(staged) -%}
   {%- if cache_sql -%}
@@ -47,7 +50,7 @@
 {% endmacro %}
 
 {% macro default__cache_view_sql(view) %}
-  {{ return('cache table ' ~ view) }}
+  {{ return('cache lazy table ' ~ view) }}
 {% endmacro %}
 
 {#- Databricks: a SQL warehouse has no CACHE TABLE; its disk cache keeps what

@@ -187,7 +187,7 @@ def test_a_load_sends_databricks_no_set_and_no_cache_a_sql_warehouse_refuses(tmp
     else:
         assert lines == ["set spark.databricks.delta.merge.repartitionBeforeWrite.enabled = false",
                          "reset spark.databricks.delta.merge.repartitionBeforeWrite.enabled",
-                         f"cache table {staged}", f"cache lazy table {change_set} as select 1 as id"]
+                         f"cache lazy table {staged}", f"cache lazy table {change_set} as select 1 as id"]
 
 
 def test_a_bitemporal_merge_supersedes_and_records_from_the_events_believed(rendered, names):
